@@ -1,0 +1,46 @@
+// The one error type of core/ and the extension: a stable error name, its SQLSTATE, and text.
+// Every name listed here is part of the public contract (docs/errors.md) and has a regression test.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace idem {
+
+enum class ErrorCode {
+  KeyMissing,          // ERR_IDEMPOTENCY_KEY_MISSING
+  KeyInvalid,          // ERR_IDEMPOTENCY_KEY_INVALID
+  InProgress,          // ERR_IDEMPOTENCY_IN_PROGRESS
+  PayloadMismatch,     // ERR_IDEMPOTENCY_PAYLOAD_MISMATCH
+  LeaseLost,           // ERR_LEASE_LOST
+  InvalidTransition,   // ERR_INVALID_TRANSITION
+  NonAtomicStore,      // ERR_NON_ATOMIC_IDEMPOTENCY_STORE
+  BreakingDrift,       // ERR_BREAKING_IDEMPOTENCY_DRIFT
+  NumberPrecision,     // ERR_PAYLOAD_NUMBER_PRECISION
+  JsonInvalid,         // ERR_PAYLOAD_JSON_INVALID
+  JsonPointerInvalid,  // ERR_JSON_POINTER_INVALID
+  ArgumentInvalid,     // ERR_ARGUMENT_INVALID
+  Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
+  OutOfMemory,         // ERR_OUT_OF_MEMORY
+};
+
+// Stable name, e.g. "ERR_LEASE_LOST".
+const char* error_name(ErrorCode code) noexcept;
+// Five-character SQLSTATE, e.g. "IK005".
+const char* error_sqlstate(ErrorCode code) noexcept;
+
+class Error : public std::runtime_error {
+ public:
+  // message: what went wrong, without the error name (what() prefixes it).
+  // hint: what the caller should do about it (may be empty).
+  Error(ErrorCode code, const std::string& message, std::string hint = {});
+
+  ErrorCode code() const noexcept { return code_; }
+  const std::string& hint() const noexcept { return hint_; }
+
+ private:
+  ErrorCode code_;
+  std::string hint_;
+};
+
+}  // namespace idem

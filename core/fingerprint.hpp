@@ -1,0 +1,30 @@
+// Payload fingerprints: SHA-256 of the RFC 8785 form of the payload minus excluded members.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/hash/sha256.hpp"
+#include "core/json/value.hpp"
+
+namespace idem {
+
+// The fingerprint scheme stored on every record. Scheme 1 = RFC 8785 + SHA-256, numbers that a
+// double cannot hold exactly refused. Any change to canonical output needs a new number (the
+// golden vectors in tests/golden/ fail the build with ERR_BREAKING_IDEMPOTENCY_DRIFT otherwise).
+inline constexpr int kFingerprintScheme = 1;
+
+struct Fingerprint {
+  hash::Digest hash;
+  int scheme;
+};
+
+// Removes `exclude` (RFC 6901 pointers), refuses inexact numbers (ERR_PAYLOAD_NUMBER_PRECISION),
+// canonicalizes and hashes. Consumes `doc`.
+Fingerprint fingerprint(json::Value doc, const std::vector<std::string>& exclude = {});
+
+// The same for JSON text, parsed with the strict parser.
+Fingerprint fingerprint_text(std::string_view json_text, const std::vector<std::string>& exclude = {});
+
+}  // namespace idem

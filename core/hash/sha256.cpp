@@ -1,0 +1,32 @@
+// EVP rather than the deprecated SHA256_* calls: EVP picks the CPU's SHA extensions and stays
+// available under OpenSSL 3's FIPS provider.
+#include "core/hash/sha256.hpp"
+
+#include <openssl/evp.h>
+
+#include "core/error.hpp"
+
+namespace idem::hash {
+
+Digest sha256(std::string_view bytes) {
+  Digest out{};
+  unsigned int len = 0;
+  // EVP_Digest is the one-shot form: no context to leak if anything below throws.
+  if (EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 ||
+      len != out.size()) {
+    throw Error(ErrorCode::Internal, "OpenSSL EVP_Digest(SHA-256) failed");
+  }
+  return out;
+}
+
+std::string to_hex(const Digest& digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(digest.size() * 2, '0');
+  for (std::size_t i = 0; i < digest.size(); ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 0xF];
+  }
+  return out;
+}
+
+}  // namespace idem::hash

@@ -1,0 +1,23 @@
+// RFC 6901 JSON Pointers, used to exclude volatile members (trace ids, timestamps) before hashing.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json/value.hpp"
+
+namespace idem::json {
+
+// Splits a pointer into unescaped reference tokens ("~1" -> "/", "~0" -> "~").
+// Throws ErrorCode::JsonPointerInvalid for a non-empty pointer not starting with '/' or a bad '~' escape.
+std::vector<std::string> parse_pointer(std::string_view pointer);
+
+// Escapes one reference token for display in a pointer.
+std::string escape_token(std::string_view token);
+
+// Removes the value each pointer names. A pointer that names nothing is ignored (the member is
+// optional); the empty pointer (the whole document) is refused with JsonPointerInvalid.
+void remove_pointers(Value& doc, const std::vector<std::string>& pointers);
+
+}  // namespace idem::json

@@ -1,0 +1,52 @@
+// An in-memory JSON document as the fingerprint needs it: strings decoded to UTF-8, numbers kept
+// in their original spelling (so exactness can be judged), object members in input order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace idem::json {
+
+enum class Kind : std::uint8_t { Null, False, True, Number, String, Array, Object };
+
+struct Value {
+  Kind kind = Kind::Null;
+  // String: the decoded UTF-8 text. Number: the JSON spelling as written (e.g. "4.50", "1E30").
+  std::string text;
+  // Array: the elements. Object: the member values, parallel to `keys`.
+  std::vector<Value> items;
+  // Object only: the member names, decoded UTF-8, unique.
+  std::vector<std::string> keys;
+};
+
+// Receives a document as a stream of events and assembles a Value. The strict text parser and the
+// extension's jsonb walker both feed it, so both paths share one canonicalizer.
+// Duplicate member names are refused here (ErrorCode::JsonInvalid), `offset` names the byte.
+class TreeBuilder {
+ public:
+  void begin_object();
+  void key(std::string name, std::size_t offset = 0);
+  void end_object();
+  void begin_array();
+  void end_array();
+  void string(std::string text);
+  void number(std::string spelling);
+  void boolean(bool value);
+  void null();
+
+  // The finished document; valid once every begin_* has its end_*.
+  Value finish();
+
+ private:
+  void add(Value v);
+  Value root_;
+  std::vector<Value*> stack_;
+  // Byte offsets of the member names of every open object, innermost last (for error messages).
+  std::vector<std::size_t> key_offsets_;
+  bool has_root_ = false;
+};
+
+}  // namespace idem::json

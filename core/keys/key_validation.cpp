@@ -1,0 +1,36 @@
+// Keys are restricted to printable ASCII so that they survive HTTP headers, logs and psql output
+// unchanged; the limits come from GUCs in the extension and from options in the client.
+#include "core/keys/key_validation.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace idem::keys {
+
+void validate_key(std::optional<std::string_view> key, const KeyLimits& limits) {
+  static const std::string kHint =
+      "Send an Idempotency-Key of printable ASCII characters, for example a UUIDv4.";
+  if (!key || key->empty()) {
+    throw Error(ErrorCode::KeyMissing, "an idempotency key is required", kHint);
+  }
+  if (key->size() < limits.min_length || key->size() > limits.max_length) {
+    throw Error(ErrorCode::KeyInvalid,
+                "idempotency key is " + std::to_string(key->size()) + " characters long; it must be " +
+                    std::to_string(limits.min_length) + " to " + std::to_string(limits.max_length),
+                kHint);
+  }
+  for (std::size_t i = 0; i < key->size(); ++i) {
+    const auto c = static_cast<unsigned char>((*key)[i]);
+    if (c < 0x20 || c > 0x7E) {
+      throw Error(ErrorCode::KeyInvalid,
+                  "idempotency key has a byte outside printable ASCII (0x" +
+                      std::string(1, "0123456789ABCDEF"[c >> 4]) +
+                      std::string(1, "0123456789ABCDEF"[c & 0xF]) + ") at position " +
+                      std::to_string(i),
+                  kHint);
+    }
+  }
+}
+
+}  // namespace idem::keys

@@ -1,0 +1,60 @@
+// The single C++ -> PostgreSQL error boundary. Every SQL-callable function is
+//   PG_FUNCTION_INFO_V1(idem_foo);
+//   Datum idem_foo(PG_FUNCTION_ARGS) { return idem::Invoke(foo_impl, fcinfo); }
+// Invoke runs the C++ body; any exception is turned into plain data inside the catch, the catch
+// scope is left (so every destructor has run), and only then is ereport(ERROR) raised.
+#pragma once
+
+#include <cstring>
+#include <new>
+
+#include "core/error.hpp"
+#include "extension/pg/pg_error.hpp"
+#include "extension/pg/postgres.hpp"
+
+namespace idem {
+
+namespace boundary_detail {
+
+struct Failure {
+  char sqlstate[6] = "XX000";
+  char message[1024] = {0};
+  char hint[512] = {0};
+  ErrorData* pg_error = nullptr;  // set when a PostgreSQL error is re-raised as it was
+};
+
+inline void copy_text(char* dst, std::size_t cap, const char* src) noexcept {
+  std::strncpy(dst, src ? src : "", cap - 1);
+  dst[cap - 1] = '\0';
+}
+
+[[noreturn]] void raise(const Failure& failure);
+
+}  // namespace boundary_detail
+
+template <typename Impl>
+Datum Invoke(Impl impl, FunctionCallInfo fcinfo) noexcept {
+  boundary_detail::Failure failure;
+  try {
+    return impl(fcinfo);
+  } catch (const Error& e) {
+    boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(e.code()));
+    boundary_detail::copy_text(failure.message, sizeof failure.message, e.what());
+    boundary_detail::copy_text(failure.hint, sizeof failure.hint, e.hint().c_str());
+  } catch (const pg::PgError& e) {
+    failure.pg_error = e.data();
+  } catch (const std::bad_alloc&) {
+    boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(ErrorCode::OutOfMemory));
+    boundary_detail::copy_text(failure.message, sizeof failure.message, "ERR_OUT_OF_MEMORY: out of memory in pg_idempotency");
+  } catch (const std::exception& e) {
+    boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(ErrorCode::Internal));
+    snprintf(failure.message, sizeof failure.message, "ERR_INTERNAL: unexpected C++ exception: %s", e.what());
+  } catch (...) {
+    boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(ErrorCode::Internal));
+    boundary_detail::copy_text(failure.message, sizeof failure.message, "ERR_INTERNAL: unexpected non-standard C++ exception");
+  }
+  // Out of every catch scope: the exception object and all C++ frames of impl are gone.
+  boundary_detail::raise(failure);
+}
+
+}  // namespace idem

@@ -1,0 +1,50 @@
+// Conversions between PostgreSQL values and core types.
+#include "extension/datum_convert.hpp"
+
+#include "core/error.hpp"
+#include "extension/pg/pg_error.hpp"
+
+namespace idem::datum {
+
+std::optional<std::string_view> text_arg(FunctionCallInfo fcinfo, int n) {
+  if (PG_ARGISNULL(n)) return std::nullopt;
+  return view(PG_GETARG_TEXT_PP(n));
+}
+
+std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const char* what) {
+  if (PG_ARGISNULL(n)) return {};
+  Datum* elems = nullptr;
+  bool* nulls = nullptr;
+  int count = 0;
+  pg::guarded([&] {
+    ArrayType* array = PG_GETARG_ARRAYTYPE_P(n);
+    if (ARR_NDIM(array) > 1) {
+      ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), errmsg("%s must be a one-dimensional text[]", what)));
+    }
+    deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
+  });
+  std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    if (nulls[i]) {
+      throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " contains a NULL element at position " + std::to_string(i + 1));
+    }
+    out.emplace_back(view(reinterpret_cast<const struct varlena*>(DatumGetPointer(elems[i]))));
+  }
+  return out;
+}
+
+Datum text_datum(std::string_view bytes) {
+  return pg::guarded([&] { return PointerGetDatum(cstring_to_text_with_len(bytes.data(), static_cast<int>(bytes.size()))); });
+}
+
+Datum bytea_datum(const hash::Digest& digest) {
+  return pg::guarded([&] {
+    bytea* out = static_cast<bytea*>(palloc(VARHDRSZ + digest.size()));
+    SET_VARSIZE(out, VARHDRSZ + digest.size());
+    memcpy(VARDATA(out), digest.data(), digest.size());
+    return PointerGetDatum(out);
+  });
+}
+
+}  // namespace idem::datum

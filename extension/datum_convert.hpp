@@ -1,0 +1,31 @@
+// Datum <-> C++ conversions shared by the SQL-callable functions. Those that call PostgreSQL
+// while a C++ object is alive go through pg::guarded.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/hash/sha256.hpp"
+#include "extension/pg/postgres.hpp"
+
+namespace idem::datum {
+
+// The bytes of a (detoasted) text or bytea value; valid while the value is.
+inline std::string_view view(const struct varlena* v) {
+  return {VARDATA_ANY(v), static_cast<std::size_t>(VARSIZE_ANY_EXHDR(v))};
+}
+
+// Argument n as text bytes, or nullopt when SQL NULL. Detoasting may elog: call it before
+// any C++ object with a destructor is alive in the calling frame.
+std::optional<std::string_view> text_arg(FunctionCallInfo fcinfo, int n);
+
+// A text[] argument as strings; NULL elements are refused with `null_error_message`.
+std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const char* what);
+
+// A new text / bytea Datum holding these bytes.
+Datum text_datum(std::string_view bytes);
+Datum bytea_datum(const hash::Digest& digest);
+
+}  // namespace idem::datum

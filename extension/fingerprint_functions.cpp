@@ -1,0 +1,60 @@
+// SQL functions of the fingerprint family: canonical_json, payload_hash, fingerprint_scheme.
+#include "core/fingerprint.hpp"
+#include "core/json/canonical.hpp"
+#include "core/json/parser.hpp"
+#include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
+#include "extension/jsonb_events.hpp"
+
+namespace idem {
+namespace {
+
+json::Value jsonb_arg(FunctionCallInfo fcinfo, int n) {
+  // Detoast and walk first (PostgreSQL only), then build the C++ tree.
+  const jsonb::Events events = pg::guarded([&] { return jsonb::collect(PG_GETARG_JSONB_P(n)); });
+  return jsonb::build(events);
+}
+
+json::Value strict_text_arg(FunctionCallInfo fcinfo, int n) {
+  return json::parse_strict(*datum::text_arg(fcinfo, n));
+}
+
+Datum canonical_json_text(FunctionCallInfo fcinfo) {
+  return datum::text_datum(json::canonicalize(strict_text_arg(fcinfo, 0)));
+}
+
+Datum canonical_json_jsonb(FunctionCallInfo fcinfo) {
+  return datum::text_datum(json::canonicalize(jsonb_arg(fcinfo, 0)));
+}
+
+Datum payload_hash_jsonb(FunctionCallInfo fcinfo) {
+  auto exclude = datum::text_array_arg(fcinfo, 1, "exclude");
+  return datum::bytea_datum(fingerprint(jsonb_arg(fcinfo, 0), exclude).hash);
+}
+
+Datum payload_hash_text(FunctionCallInfo fcinfo) {
+  auto exclude = datum::text_array_arg(fcinfo, 1, "exclude");
+  return datum::bytea_datum(fingerprint(strict_text_arg(fcinfo, 0), exclude).hash);
+}
+
+Datum fingerprint_scheme(FunctionCallInfo) { return Int32GetDatum(kFingerprintScheme); }
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_canonical_json_text);
+Datum idem_canonical_json_text(PG_FUNCTION_ARGS) { return idem::Invoke(idem::canonical_json_text, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_canonical_json_jsonb);
+Datum idem_canonical_json_jsonb(PG_FUNCTION_ARGS) { return idem::Invoke(idem::canonical_json_jsonb, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_payload_hash_jsonb);
+Datum idem_payload_hash_jsonb(PG_FUNCTION_ARGS) { return idem::Invoke(idem::payload_hash_jsonb, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_payload_hash_text);
+Datum idem_payload_hash_text(PG_FUNCTION_ARGS) { return idem::Invoke(idem::payload_hash_text, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_fingerprint_scheme);
+Datum idem_fingerprint_scheme(PG_FUNCTION_ARGS) { return idem::Invoke(idem::fingerprint_scheme, fcinfo); }
+}

@@ -1,0 +1,39 @@
+// One DefineCustom*Variable per setting, as pg_cron does, all namespaced under idem.
+#include "extension/gucs.hpp"
+
+#include "extension/pg/postgres.hpp"
+
+namespace idem::gucs {
+
+int default_ttl_seconds = 24 * 60 * 60;
+int lease_timeout_seconds = 30;
+int retry_after_seconds = 2;
+int key_min_length = 16;
+int key_max_length = 128;
+bool allow_non_atomic_store = false;
+
+
+void define() {
+  DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
+                          "After it, the same key starts a new generation.", &default_ttl_seconds,
+                          24 * 60 * 60, 1, INT_MAX, PGC_USERSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.lease_timeout", "How long an acquired key is held without a checkpoint.",
+                          "After it, the next acquire resumes the mutation with a new attempt number.",
+                          &lease_timeout_seconds, 30, 1, INT_MAX, PGC_USERSET, GUC_UNIT_S, nullptr, nullptr,
+                          nullptr);
+  DefineCustomIntVariable("idem.retry_after", "Retry-After, in seconds, returned with in_progress.", nullptr,
+                          &retry_after_seconds, 2, 0, 3600, PGC_USERSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.key_min_length", "Shortest idempotency key accepted.",
+                          "Checked against idem.key_max_length at use, not here: settings load in any order.", &key_min_length,
+                          16, 1, 1024, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.key_max_length", "Longest idempotency key accepted.", nullptr, &key_max_length,
+                          128, 1, 1024, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable(
+      "idem.allow_non_atomic_store",
+      "TESTS ONLY: let acquire/complete run on a store that can lose acknowledged writes.",
+      "With fsync or synchronous_commit off, a crash can lose a completed record and a retry executes twice.",
+      &allow_non_atomic_store, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  MarkGUCPrefixReserved("idem");
+}
+
+}  // namespace idem::gucs

@@ -1,0 +1,64 @@
+// SQL functions of the key family: validate_key, scope_digest, and the error-boundary probe.
+#include "core/keys/key_validation.hpp"
+#include "core/keys/scope_digest.hpp"
+#include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
+#include "extension/gucs.hpp"
+
+namespace idem {
+namespace {
+
+keys::KeyLimits key_limits() {
+  return {static_cast<std::size_t>(gucs::key_min_length), static_cast<std::size_t>(gucs::key_max_length)};
+}
+
+std::string_view required_text(FunctionCallInfo fcinfo, int n, const char* what) {
+  auto value = datum::text_arg(fcinfo, n);
+  if (!value) throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " must not be NULL");
+  return *value;
+}
+
+Datum validate_key(FunctionCallInfo fcinfo) {
+  keys::validate_key(datum::text_arg(fcinfo, 0), key_limits());
+  PG_RETURN_VOID();
+}
+
+Datum scope_digest(FunctionCallInfo fcinfo) {
+  const std::string_view tenant = required_text(fcinfo, 0, "tenant");
+  if (tenant.empty()) throw Error(ErrorCode::ArgumentInvalid, "tenant must not be empty");
+  const std::string_view caller = required_text(fcinfo, 1, "caller");
+  const std::string_view resource = required_text(fcinfo, 2, "resource");
+  const auto key = datum::text_arg(fcinfo, 3);
+  keys::validate_key(key, key_limits());
+  return datum::bytea_datum(keys::scope_digest(tenant, caller, resource, *key));
+}
+
+// Proves the boundary: a C++ exception thrown deep in a function whose frames own heap memory
+// surfaces as a clean SQL error with our SQLSTATE, and the backend carries on.
+Datum raise_cpp_exception(FunctionCallInfo fcinfo) {
+  const auto kind = required_text(fcinfo, 0, "kind");
+  std::vector<std::string> live_objects(100, std::string(1000, 'x'));  // must be destroyed, not leaked
+  if (kind == "idem") throw Error(ErrorCode::ArgumentInvalid, "boundary probe: idem::Error thrown with " + std::to_string(live_objects.size()) + " live objects");
+  if (kind == "std") throw std::runtime_error("boundary probe: std::runtime_error");
+  if (kind == "bad_alloc") throw std::bad_alloc();
+  if (kind == "pg") {
+    // A PostgreSQL error raised while C++ objects are alive: caught, carried, re-raised as it was.
+    pg::guarded([] { ereport(ERROR, (errcode(ERRCODE_DIVISION_BY_ZERO), errmsg("boundary probe: PostgreSQL error"))); });
+  }
+  if (kind == "int") throw 42;
+  return Int32GetDatum(static_cast<int32>(live_objects.size()));
+}
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_validate_key);
+Datum idem_validate_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::validate_key, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_scope_digest);
+Datum idem_scope_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::scope_digest, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_raise_cpp_exception);
+Datum idem_raise_cpp_exception(PG_FUNCTION_ARGS) { return idem::Invoke(idem::raise_cpp_exception, fcinfo); }
+}

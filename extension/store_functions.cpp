@@ -1,0 +1,62 @@
+// Helpers of the key store that want C speed or catalog access: the advisory-lock key of a
+// scoped digest and the fail-closed durability check run by acquire and complete.
+#include <cstring>
+
+#include "extension/boundary.hpp"
+#include "extension/gucs.hpp"
+
+namespace idem {
+namespace {
+
+// The first 8 bytes of the SHA-256 scope digest. Two keys sharing a lock key only make one of them
+// report in_progress needlessly (p = 2^-64 a pair); they never make a key execute twice.
+Datum lock_key(FunctionCallInfo fcinfo) {
+  const bytea* digest = PG_GETARG_BYTEA_PP(0);
+  if (VARSIZE_ANY_EXHDR(digest) != 32) {
+    throw Error(ErrorCode::ArgumentInvalid, "a scope digest is 32 bytes, got " + std::to_string(VARSIZE_ANY_EXHDR(digest)));
+  }
+  uint64 key = 0;
+  for (int i = 0; i < 8; ++i) key = (key << 8) | static_cast<unsigned char>(VARDATA_ANY(digest)[i]);
+  return Int64GetDatum(static_cast<int64>(key));
+}
+
+bool setting_is(const char* name, const char* value) {
+  const char* current = GetConfigOption(name, false, false);
+  return current != nullptr && std::strcmp(current, value) == 0;
+}
+
+// Why fail closed: a response acknowledged to the client and then lost in a crash lets the
+// client's retry execute the mutation a second time.
+Datum require_durable_store(FunctionCallInfo fcinfo) {
+  if (gucs::allow_non_atomic_store) PG_RETURN_VOID();
+  const char* problem = nullptr;
+  if (setting_is("fsync", "off")) {
+    problem = "fsync is off for this server";
+  } else if (setting_is("synchronous_commit", "off")) {
+    problem = "synchronous_commit is off for this session or transaction";
+  } else {
+    const Oid ns = get_namespace_oid("idem", false);
+    const Oid table = get_relname_relid("keys", ns);
+    if (!OidIsValid(table) || get_rel_persistence(table) != RELPERSISTENCE_PERMANENT) {
+      problem = "table idem.keys is not a permanent (WAL-logged) table";
+    }
+  }
+  if (problem != nullptr) {
+    throw Error(ErrorCode::NonAtomicStore,
+                std::string(problem) + ": a completed response could be lost in a crash and its retry executed twice",
+                "Turn fsync and synchronous_commit on (SET synchronous_commit = on) and keep idem.keys logged; "
+                "tests may set idem.allow_non_atomic_store = on.");
+  }
+  PG_RETURN_VOID();
+}
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_lock_key);
+Datum idem_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::lock_key, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_require_durable_store);
+Datum idem_require_durable_store(PG_FUNCTION_ARGS) { return idem::Invoke(idem::require_durable_store, fcinfo); }
+}

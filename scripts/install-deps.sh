@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages pg_idempotency needs to build, test, fuzz and benchmark.
+# Does nothing (and needs no network) when every package is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential make cmake pkg-config git
+  postgresql-15 postgresql-client-15 postgresql-server-dev-15
+  libpqxx-dev libssl-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev   # libFuzzer + sanitizers for `make fuzz`
+  nodejs                     # reference ECMAScript number formatting in the conformance test
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  # A package counts as present when dpkg says it is installed (any version).
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# node may come from outside Debian (the CI image ships its own); accept any node on PATH.
+if command -v node >/dev/null 2>&1; then
+  missing=("${missing[@]/nodejs}")
+fi
+read -r -a missing <<<"${missing[*]}"
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

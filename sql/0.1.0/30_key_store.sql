@@ -1,0 +1,83 @@
+-- The key store: one row per scoped key, holding the lease while a mutation runs and the response
+-- once it is resolved. tenant_id leads the primary key (the distribution column when sharded).
+
+CREATE FUNCTION idem._lock_key(scope_digest bytea) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'idem_lock_key'
+  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idem._lock_key(bytea) IS
+  'Transaction advisory-lock key of a scoped key: the first 8 bytes of its digest.';
+
+CREATE FUNCTION idem._require_durable_store() RETURNS void
+  AS 'MODULE_PATHNAME', 'idem_require_durable_store'
+  LANGUAGE C STABLE;
+COMMENT ON FUNCTION idem._require_durable_store() IS
+  'Raises ERR_NON_ATOMIC_IDEMPOTENCY_STORE when fsync or synchronous_commit is off or idem.keys is unlogged (unless idem.allow_non_atomic_store).';
+
+CREATE TABLE idem.keys (
+  tenant_id        text        NOT NULL CHECK (tenant_id <> ''),
+  scope_digest     bytea       NOT NULL CHECK (octet_length(scope_digest) = 32),
+  -- in_progress: leased to `attempt`; resolved: response stored; released: free for a fresh attempt
+  status           text        NOT NULL CHECK (status IN ('in_progress', 'resolved', 'released')),
+  attempt          integer     NOT NULL CHECK (attempt > 0),     -- the fencing token
+  generation       integer     NOT NULL CHECK (generation > 0),  -- +1 each time an expired key is reused
+  payload_hash     bytea       NOT NULL CHECK (octet_length(payload_hash) = 32),
+  hash_scheme      smallint    NOT NULL,
+  caller_id        text        NOT NULL,
+  resource         text        NOT NULL,
+  client_key       text        NOT NULL,
+  lease_interval   interval    NOT NULL,
+  ttl              interval    NOT NULL,
+  lease_expires_at timestamptz,            -- in_progress only
+  recovery_point   text,
+  recovery_data    jsonb,
+  response_status  smallint CHECK (response_status BETWEEN 100 AND 599),
+  response_headers jsonb,
+  response_body    bytea,
+  order_id         text,
+  handler_response jsonb,
+  last_error       text,
+  created_at       timestamptz NOT NULL,   -- first acquire of this generation
+  resolved_at      timestamptz,
+  expires_at       timestamptz,            -- resolved/released: when the key may be reused
+  PRIMARY KEY (tenant_id, scope_digest),
+  CHECK ((status = 'in_progress') = (lease_expires_at IS NOT NULL)),
+  CHECK ((status = 'in_progress') = (expires_at IS NULL)),
+  CHECK (status <> 'resolved' OR response_status IS NOT NULL)
+) WITH (fillfactor = 90);  -- room for the acquire -> complete update on the same page
+COMMENT ON TABLE idem.keys IS
+  'One row per scoped idempotency key; written only through idem.acquire/checkpoint/complete/release/purge_expired.';
+
+-- purge_expired walks this in expiry order; in_progress rows (expires_at NULL) are not in it.
+CREATE INDEX keys_expires_at_idx ON idem.keys (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TYPE idem.acquire_result AS (
+  outcome          text,        -- acquired | resumed | replay | in_progress | mismatch
+  handle           text,        -- pass to checkpoint/complete/release
+  attempt          integer,     -- fencing token to pass with the handle
+  generation       integer,
+  recovery_point   text,        -- resumed: where the previous holder got to
+  recovery_data    jsonb,
+  response_status  integer,     -- replay: the stored response, byte for byte
+  response_headers jsonb,
+  response_body    bytea,
+  order_id         text,
+  retry_after      integer      -- in_progress: seconds to wait before retrying
+);
+
+-- A handle names one record: "<tenant>:<64 hex digits of the scope digest>". The tenant is
+-- recoverable from it, so calls that take only a handle still route by tenant.
+CREATE FUNCTION idem._handle(tenant text, scope_digest bytea) RETURNS text
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN tenant || ':' || encode(scope_digest, 'hex');
+
+CREATE FUNCTION idem._parse_handle(handle text, OUT tenant text, OUT scope_digest bytea)
+  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF handle IS NULL OR length(handle) < 66 OR substr(handle, length(handle) - 64, 1) <> ':'
+     OR right(handle, 64) !~ '^[0-9a-f]{64}$' THEN
+    RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: % is not a handle returned by idem.acquire', coalesce(quote_literal(handle), 'NULL')
+      USING ERRCODE = 'IK012', HINT = 'Pass the handle column of the acquire result unchanged.';
+  END IF;
+  tenant := left(handle, length(handle) - 65);
+  scope_digest := decode(right(handle, 64), 'hex');
+END $$;

@@ -1,0 +1,185 @@
+-- acquire: the first step of every idempotent mutation. Returns an outcome; raises only for
+-- invalid input (and 40001 when a REPEATABLE READ/SERIALIZABLE snapshot cannot see the winner).
+--
+-- Mutual exclusion without blocking: every write to a key row happens under a transaction-level
+-- advisory lock on the key. A contender that cannot take it at once answers in_progress instead
+-- of queueing behind the row lock of an open transaction (on_busy => 'wait' queues instead).
+
+CREATE FUNCTION idem._acquire(p_tenant text, p_digest bytea, p_key text, p_hash bytea,
+                              p_caller text, p_resource text, p_lease interval, p_ttl interval,
+                              p_on_busy text)
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r            idem.keys;
+  res          idem.acquire_result;
+  v_now        timestamptz;
+  v_lease      interval := coalesce(p_lease, current_setting('idem.lease_timeout')::interval);
+  v_ttl        interval := coalesce(p_ttl, current_setting('idem.default_ttl')::interval);
+  v_lock       bigint := idem._lock_key(p_digest);
+  v_locked     boolean := false;
+  v_poll       float8 := 0.005;
+  v_read_committed boolean := current_setting('transaction_isolation') = 'read committed';
+BEGIN
+  IF v_lease <= interval '0' OR v_ttl <= interval '0' THEN
+    RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: lease (%) and ttl (%) must be positive intervals', v_lease, v_ttl
+      USING ERRCODE = 'IK012';
+  END IF;
+  IF p_on_busy IS NULL OR p_on_busy NOT IN ('reject', 'wait') THEN
+    RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: on_busy must be ''reject'' or ''wait'', not %', coalesce(quote_literal(p_on_busy), 'NULL')
+      USING ERRCODE = 'IK012';
+  END IF;
+  PERFORM idem._require_durable_store();
+  res.handle := idem._handle(p_tenant, p_digest);
+
+  LOOP
+    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
+    v_now := clock_timestamp();
+
+    IF FOUND AND r.status = 'resolved' AND r.expires_at > v_now THEN
+      -- Resolved records never change until they expire: no lock needed to answer.
+      res.generation := r.generation;
+      IF r.payload_hash <> p_hash THEN
+        res.outcome := 'mismatch';
+        RETURN res;
+      END IF;
+      res.outcome := 'replay';
+      res.order_id := r.order_id;
+      res.response_status := r.response_status;
+      res.response_headers := r.response_headers;
+      res.response_body := r.response_body;
+      RETURN res;
+    END IF;
+
+    IF FOUND AND r.status = 'in_progress' AND r.lease_expires_at > v_now THEN
+      -- A committed, live lease. Waiting can only see it end under READ COMMITTED (a new
+      -- snapshot per statement), and never while we hold the key's lock (the holder needs it).
+      IF p_on_busy = 'wait' AND v_read_committed AND NOT v_locked THEN
+        PERFORM pg_sleep(v_poll);
+        v_poll := least(v_poll * 2, 0.1);
+        CONTINUE;
+      END IF;
+      res.outcome := 'in_progress';
+      res.generation := r.generation;
+      res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
+      RETURN res;
+    END IF;
+
+    -- Absent, released, expired, or an expired lease: the key needs a write. Take its lock,
+    -- then read again: under READ COMMITTED the new read sees whatever the last holder committed.
+    IF NOT v_locked THEN
+      IF pg_try_advisory_xact_lock(v_lock) THEN
+        v_locked := true;
+      ELSIF p_on_busy = 'wait' THEN
+        PERFORM pg_advisory_xact_lock(v_lock);
+        v_locked := true;
+      ELSE
+        -- Held by an open transaction (its row may not even be visible to us yet).
+        res.outcome := 'in_progress';
+        res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
+        RETURN res;
+      END IF;
+      CONTINUE;
+    END IF;
+
+    IF NOT FOUND THEN
+      INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
+                                  hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
+                                  lease_expires_at, created_at)
+      VALUES (p_tenant, p_digest, 'in_progress', 1, 1, p_hash, idem.fingerprint_scheme(), p_caller,
+              p_resource, p_key, v_lease, v_ttl, v_now + v_lease, v_now)
+      ON CONFLICT DO NOTHING
+      RETURNING k.* INTO r;
+      IF NOT FOUND THEN
+        -- Only a snapshot older than the row's commit gets here (REPEATABLE READ and up raise
+        -- 40001 themselves first); never answer with a unique violation or a second execution.
+        RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: another transaction created it'
+          USING ERRCODE = '40001', HINT = 'Retry the transaction.';
+      END IF;
+      res.outcome := 'acquired';
+    ELSIF r.status = 'in_progress' THEN
+      -- The lease expired: take over with a new fencing token, at the last recovery point.
+      IF r.payload_hash <> p_hash THEN
+        res.outcome := 'mismatch';
+        res.generation := r.generation;
+        RETURN res;
+      END IF;
+      UPDATE idem.keys k SET attempt = k.attempt + 1, lease_interval = v_lease, lease_expires_at = v_now + v_lease
+       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt AND k.status = 'in_progress'
+      RETURNING k.* INTO r;
+      IF NOT FOUND THEN CONTINUE; END IF;  -- changed under READ COMMITTED: decide again
+      res.outcome := 'resumed';
+      res.recovery_point := r.recovery_point;
+      res.recovery_data := r.recovery_data;
+    ELSE
+      -- Released (a transient failure: fresh attempt) or expired (a new generation).
+      UPDATE idem.keys k SET
+          status = 'in_progress', attempt = k.attempt + 1,
+          generation = k.generation + CASE WHEN k.status = 'resolved' THEN 1 ELSE 0 END,
+          payload_hash = p_hash, hash_scheme = idem.fingerprint_scheme(), caller_id = p_caller,
+          resource = p_resource, client_key = p_key, lease_interval = v_lease, ttl = v_ttl,
+          lease_expires_at = v_now + v_lease, recovery_point = NULL, recovery_data = NULL,
+          response_status = NULL, response_headers = NULL, response_body = NULL, order_id = NULL,
+          handler_response = NULL, last_error = NULL,
+          created_at = CASE WHEN k.status = 'resolved' THEN v_now ELSE k.created_at END,
+          resolved_at = NULL, expires_at = NULL
+       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt AND k.status = r.status
+      RETURNING k.* INTO r;
+      IF NOT FOUND THEN CONTINUE; END IF;  -- purged or changed under READ COMMITTED: decide again
+      res.outcome := 'acquired';
+    END IF;
+    res.attempt := r.attempt;
+    res.generation := r.generation;
+    RETURN res;
+  END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION idem._acquire(text, bytea, text, bytea, text, text, interval, interval, text) FROM PUBLIC;
+
+CREATE FUNCTION idem.acquire(tenant text, key text, payload jsonb, caller text DEFAULT '',
+                             resource text DEFAULT '', lease interval DEFAULT NULL,
+                             ttl interval DEFAULT NULL, on_busy text DEFAULT 'reject')
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF payload IS NULL THEN
+    RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: payload must not be NULL' USING ERRCODE = 'IK012',
+      HINT = 'Pass the request body; use ''{}'' or ''null'' for a request without one.';
+  END IF;
+  RETURN idem._acquire(tenant, idem.scope_digest(tenant, caller, resource, key), key,
+                       idem.payload_hash(payload), caller, resource, lease, ttl, on_busy);
+END $$;
+COMMENT ON FUNCTION idem.acquire(text, text, jsonb, text, text, interval, interval, text) IS
+  'Start (acquired), take over (resumed), replay, refuse (in_progress) or reject (mismatch) a mutation under an idempotency key.';
+
+CREATE FUNCTION idem.acquire(tenant text, key text, payload text, caller text DEFAULT '',
+                             resource text DEFAULT '', lease interval DEFAULT NULL,
+                             ttl interval DEFAULT NULL, on_busy text DEFAULT 'reject')
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF payload IS NULL THEN
+    RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: payload must not be NULL' USING ERRCODE = 'IK012',
+      HINT = 'Pass the request body; use ''{}'' or ''null'' for a request without one.';
+  END IF;
+  RETURN idem._acquire(tenant, idem.scope_digest(tenant, caller, resource, key), key,
+                       idem.payload_hash(payload), caller, resource, lease, ttl, on_busy);
+END $$;
+COMMENT ON FUNCTION idem.acquire(text, text, text, text, text, interval, interval, text) IS
+  'acquire with the payload as JSON text, parsed strictly (duplicate keys refused).';
+
+CREATE FUNCTION idem.acquire(tenant text, key text, payload_hash bytea, caller text DEFAULT '',
+                             resource text DEFAULT '', lease interval DEFAULT NULL,
+                             ttl interval DEFAULT NULL, on_busy text DEFAULT 'reject')
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF payload_hash IS NULL OR octet_length(payload_hash) <> 32 THEN
+    RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: payload_hash must be the 32-byte SHA-256 fingerprint, got % bytes',
+      coalesce(octet_length(payload_hash)::text, 'NULL') USING ERRCODE = 'IK012',
+      HINT = 'Compute it with idem.payload_hash() or the client library (same scheme, same bytes).';
+  END IF;
+  RETURN idem._acquire(tenant, idem.scope_digest(tenant, caller, resource, key), key,
+                       payload_hash, caller, resource, lease, ttl, on_busy);
+END $$;
+COMMENT ON FUNCTION idem.acquire(text, text, bytea, text, text, interval, interval, text) IS
+  'acquire with a precomputed fingerprint (scheme idem.fingerprint_scheme()), so a client can send 32 bytes instead of the payload.';
