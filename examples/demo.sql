@@ -1,0 +1,67 @@
+-- The demo's script: one checkout, retried, raced, reused with another body, and crashed.
+\pset footer off
+\set SHOW_CONTEXT never
+\pset null '-'
+CREATE EXTENSION pg_idempotency;
+CREATE TABLE orders (tenant_id text, order_id text, amount_cents int, PRIMARY KEY (tenant_id, order_id));
+
+\echo
+\echo '1. Fingerprints: the same payload, spelled differently, has one fingerprint (RFC 8785 + SHA-256)'
+SELECT idem.canonical_json('{"currency":"EUR", "amount_cents":1999.0, "meta":{"trace_id":"t-1"}}') AS canonical,
+       encode(idem.payload_hash('{"currency":"EUR","amount_cents":1999,"meta":{"trace_id":"t-1"}}', '{/meta/trace_id}'), 'hex') AS hash_without_trace,
+       idem.payload_hash('{"amount_cents":1999,"currency":"EUR","meta":{"trace_id":"t-2"}}', '{/meta/trace_id}')
+         = idem.payload_hash('{"currency":"EUR","amount_cents":1999,"meta":{"trace_id":"t-1"}}', '{/meta/trace_id}') AS same_after_exclusion;
+
+\echo '   A number a double cannot hold exactly is refused rather than silently merged with its neighbour:'
+\set ON_ERROR_STOP off
+SELECT idem.payload_hash('{"amount_cents": 9007199254740993}');
+\set ON_ERROR_STOP on
+
+\echo
+\echo '2. Scoped keys: the same Idempotency-Key from two tenants names two different records'
+SELECT tenant, encode(idem.scope_digest(tenant, 'checkout', 'cart_42', 'c0ffee00-1111-4222-8333-444455556666'), 'hex') AS scope_digest
+  FROM (VALUES ('acme'), ('globex')) AS t(tenant);
+
+\echo
+\echo '3. A checkout: acquire, business write, complete — one transaction'
+BEGIN;
+SELECT outcome, attempt, generation FROM idem.acquire('acme', 'c0ffee00-1111-4222-8333-444455556666', '{"cart":"cart_42","amount_cents":1999}'::jsonb, caller => 'checkout', resource => 'cart_42') \gset
+\echo '   acquire ->' :outcome '(attempt' :attempt ')'
+INSERT INTO orders VALUES ('acme', 'ord_1001', 1999);
+SELECT idem.complete('acme:' || encode(idem.scope_digest('acme', 'checkout', 'cart_42', 'c0ffee00-1111-4222-8333-444455556666'), 'hex'),
+                     1, 201, '{"Location":"/orders/ord_1001","Content-Type":"application/json"}',
+                     convert_to('{"order_id":"ord_1001","status":"created"}', 'UTF8'), 'ord_1001');
+COMMIT;
+
+\echo
+\echo '4. The client retries (timeout on its side): replay of the stored response, byte for byte, no new order'
+SELECT outcome, response_status, response_headers, convert_from(response_body, 'UTF8') AS body, order_id
+  FROM idem.acquire('acme', 'c0ffee00-1111-4222-8333-444455556666', '{"amount_cents":1999,"cart":"cart_42"}'::jsonb, caller => 'checkout', resource => 'cart_42');
+SELECT count(*) AS orders_for_acme FROM orders WHERE tenant_id = 'acme';
+
+\echo
+\echo '5. The same key with a different amount: mismatch (HTTP 422), nothing executes'
+SELECT outcome FROM idem.acquire('acme', 'c0ffee00-1111-4222-8333-444455556666', '{"cart":"cart_42","amount_cents":2999}'::jsonb, caller => 'checkout', resource => 'cart_42');
+
+\echo
+\echo '6. A payment capture crashes after charging: the lease expires and the retry resumes at the checkpoint'
+SELECT outcome, attempt FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb, lease => '200 milliseconds');
+SELECT idem.checkpoint('acme:' || encode(idem.scope_digest('acme', '', '', 'capture-7d3f0a9e-5b1c-4e2a'), 'hex'), 1, 'charge_created', '{"charge_id":"ch_77"}') IS NOT NULL AS checkpointed;
+\echo '   ... the worker dies here. A concurrent retry while the lease lives gets in_progress (HTTP 409):'
+SELECT outcome, retry_after FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb);
+SELECT pg_sleep(0.3) AS waiting_for_the_lease_to_expire;
+SELECT outcome, attempt, recovery_point, recovery_data FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb);
+\echo '   The dead worker comes back and tries to record its result: fenced out.'
+\set ON_ERROR_STOP off
+SELECT idem.complete('acme:' || encode(idem.scope_digest('acme', '', '', 'capture-7d3f0a9e-5b1c-4e2a'), 'hex'), 1, 200, '{}', 'stale');
+\set ON_ERROR_STOP on
+SELECT idem.complete('acme:' || encode(idem.scope_digest('acme', '', '', 'capture-7d3f0a9e-5b1c-4e2a'), 'hex'), 2, 200, '{}', convert_to('{"charge_id":"ch_77","status":"paid"}', 'UTF8'));
+SELECT status, attempt, recovery_point, convert_from(response_body, 'UTF8') AS stored_response FROM idem.keys WHERE client_key = 'capture-7d3f0a9e-5b1c-4e2a';
+
+\echo
+\echo '7. Bad input gets a named error and changes nothing'
+\set ON_ERROR_STOP off
+SELECT idem.acquire('acme', 'short', '{}'::jsonb);
+SELECT idem.acquire('acme', 'a-valid-key-but-duplicate-json', '{"a":1,"a":2}'::text);
+\set ON_ERROR_STOP on
+SELECT count(*) AS key_records FROM idem.keys;
