@@ -1,0 +1,55 @@
+// Every error name and SQLSTATE is part of the contract: pinned here, listed in docs/errors.md.
+#include "core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace idem {
+namespace {
+
+struct Expected {
+  ErrorCode code;
+  const char* name;
+  const char* sqlstate;
+};
+
+constexpr Expected kContract[] = {
+    {ErrorCode::KeyMissing, "ERR_IDEMPOTENCY_KEY_MISSING", "IK001"},
+    {ErrorCode::KeyInvalid, "ERR_IDEMPOTENCY_KEY_INVALID", "IK002"},
+    {ErrorCode::InProgress, "ERR_IDEMPOTENCY_IN_PROGRESS", "IK003"},
+    {ErrorCode::PayloadMismatch, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", "IK004"},
+    {ErrorCode::LeaseLost, "ERR_LEASE_LOST", "IK005"},
+    {ErrorCode::InvalidTransition, "ERR_INVALID_TRANSITION", "IK006"},
+    {ErrorCode::NonAtomicStore, "ERR_NON_ATOMIC_IDEMPOTENCY_STORE", "IK007"},
+    {ErrorCode::BreakingDrift, "ERR_BREAKING_IDEMPOTENCY_DRIFT", "IK008"},
+    {ErrorCode::NumberPrecision, "ERR_PAYLOAD_NUMBER_PRECISION", "IK009"},
+    {ErrorCode::JsonInvalid, "ERR_PAYLOAD_JSON_INVALID", "IK010"},
+    {ErrorCode::JsonPointerInvalid, "ERR_JSON_POINTER_INVALID", "IK011"},
+    {ErrorCode::ArgumentInvalid, "ERR_ARGUMENT_INVALID", "IK012"},
+    {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
+    {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},
+};
+
+TEST(Error, NamesAndSqlstatesAreStable) {
+  for (const auto& e : kContract) {
+    EXPECT_STREQ(error_name(e.code), e.name);
+    EXPECT_STREQ(error_sqlstate(e.code), e.sqlstate);
+  }
+}
+
+TEST(Error, SqlstatesAreDistinct) {
+  std::set<std::string> seen;
+  for (const auto& e : kContract) EXPECT_TRUE(seen.insert(e.sqlstate).second) << e.sqlstate;
+}
+
+TEST(Error, WhatPrefixesTheName) {
+  const Error e(ErrorCode::LeaseLost, "attempt 1 was taken over", "do not record a result");
+  EXPECT_STREQ(e.what(), "ERR_LEASE_LOST: attempt 1 was taken over");
+  EXPECT_EQ(e.code(), ErrorCode::LeaseLost);
+  EXPECT_EQ(e.hint(), "do not record a result");
+}
+
+}  // namespace
+}  // namespace idem
