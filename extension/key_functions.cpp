@@ -9,6 +9,12 @@ namespace idem {
 namespace {
 
 keys::KeyLimits key_limits() {
+  if (gucs::key_min_length > gucs::key_max_length) {
+    throw Error(ErrorCode::ArgumentInvalid,
+                "server misconfiguration: idem.key_min_length (" + std::to_string(gucs::key_min_length) +
+                    ") exceeds idem.key_max_length (" + std::to_string(gucs::key_max_length) + ")",
+                "An operator must fix these settings; no key can be valid until then.");
+  }
   return {static_cast<std::size_t>(gucs::key_min_length), static_cast<std::size_t>(gucs::key_max_length)};
 }
 

@@ -4,6 +4,7 @@
 
 #include "extension/boundary.hpp"
 #include "extension/gucs.hpp"
+#include "extension/store_functions.hpp"
 
 namespace idem {
 namespace {
@@ -25,9 +26,14 @@ bool setting_is(const char* name, const char* value) {
   return current != nullptr && std::strcmp(current, value) == 0;
 }
 
+// Set by acquire/complete; checked again just before this transaction commits, because COMMIT
+// uses the synchronous_commit in force at that moment (a SET LOCAL after complete counts).
+bool wrote_records_in_transaction = false;
+
 // Why fail closed: a response acknowledged to the client and then lost in a crash lets the
 // client's retry execute the mutation a second time.
 Datum require_durable_store(FunctionCallInfo fcinfo) {
+  wrote_records_in_transaction = true;
   if (gucs::allow_non_atomic_store) PG_RETURN_VOID();
   const char* problem = nullptr;
   if (setting_is("fsync", "off")) {
@@ -51,6 +57,27 @@ Datum require_durable_store(FunctionCallInfo fcinfo) {
 }
 
 }  // namespace
+
+// Called by PostgreSQL at every transaction event. Plain data only: it raises with ereport directly
+// and nothing in it can throw a C++ exception.
+void check_durability_at_commit(XactEvent event, void*) {
+  const bool before_commit = event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+                             event == XACT_EVENT_PRE_PREPARE;
+  if (!before_commit) {
+    wrote_records_in_transaction = false;
+    return;
+  }
+  if (!wrote_records_in_transaction || gucs::allow_non_atomic_store) return;
+  wrote_records_in_transaction = false;
+  if (setting_is("fsync", "off") || setting_is("synchronous_commit", "off")) {
+    ereport(ERROR, (errcode(MAKE_SQLSTATE('I', 'K', '0', '0', '7')),
+                    errmsg("ERR_NON_ATOMIC_IDEMPOTENCY_STORE: this transaction wrote idempotency records and would "
+                           "commit with fsync or synchronous_commit off: a completed response could be lost in a crash "
+                           "and its retry executed twice"),
+                    errhint("Do not turn synchronous_commit off in a transaction that calls idem.acquire or idem.complete.")));
+  }
+}
+
 }  // namespace idem
 
 extern "C" {

@@ -107,7 +107,8 @@ Shortest shortest(double magnitude) {
   char buf[kFormatBuffer];
   // Scientific format without a precision is the shortest round-trip form, ties resolved to the
   // nearest value, which is exactly the digit choice ECMA-262 Number::toString requires.
-  const auto end = std::to_chars(buf, buf + sizeof buf, magnitude, std::chars_format::scientific).ptr;
+  const auto end =
+      std::to_chars(buf, buf + sizeof buf, magnitude, std::chars_format::scientific).ptr;
   Shortest s;
   const char* p = buf;
   s.digits[s.count++] = *p++;

@@ -21,8 +21,8 @@ const char kHint[] =
     "NaN/Infinity, unique member names";
 
 [[noreturn]] void throw_invalid(std::size_t offset, const std::string& what) {
-  throw Error(ErrorCode::JsonInvalid, "invalid JSON at byte " + std::to_string(offset) + ": " + what,
-              kHint);
+  throw Error(ErrorCode::JsonInvalid,
+              "invalid JSON at byte " + std::to_string(offset) + ": " + what, kHint);
 }
 
 // nlohmann's messages may quote raw input; bytes >= 0x80 are shown as \xNN so that the message

@@ -112,9 +112,10 @@ void remove_pointers(Value& doc, const std::vector<std::string>& pointers) {
     const auto pb = reinterpret_cast<std::uintptr_t>(b.parent);
     return std::tie(b.depth, pa, b.index) < std::tie(a.depth, pb, a.index);
   });
-  const auto last = std::unique(targets.begin(), targets.end(), [](const Target& a, const Target& b) {
+  const auto same = [](const Target& a, const Target& b) {
     return a.parent == b.parent && a.index == b.index;
-  });
+  };
+  const auto last = std::unique(targets.begin(), targets.end(), same);
   for (auto it = targets.begin(); it != last; ++it) {
     Value& parent = *it->parent;
     if (parent.kind == Kind::Object) parent.keys.erase(parent.keys.begin() + it->index);

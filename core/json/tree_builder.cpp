@@ -15,6 +15,9 @@ namespace {
 // pairs differ in length, and there is no allocation.
 constexpr std::size_t kLinearScanLimit = 32;
 
+// Members or elements a new object or array has room for before its first reallocation.
+constexpr std::size_t kInitialCapacity = 4;
+
 // A member name as shown in an error: JSON-escaped and cut short, so the message stays one
 // readable line whatever the client sent.
 std::string display_name(std::string_view name) {
@@ -96,6 +99,10 @@ void TreeBuilder::begin_object() {
   }
   Value v;
   v.kind = Kind::Object;
+  // Request bodies are mostly small containers: room for a few members up front skips the
+  // 1 -> 2 -> 4 reallocations (measured: parse about 10% faster on 1 KiB; 8 was slower on 64 KiB).
+  v.items.reserve(kInitialCapacity);
+  v.keys.reserve(kInitialCapacity);
   add(std::move(v));
   stack_.push_back(stack_.empty() ? &root_ : &stack_.back()->items.back());
 }
@@ -107,6 +114,7 @@ void TreeBuilder::begin_array() {
   }
   Value v;
   v.kind = Kind::Array;
+  v.items.reserve(kInitialCapacity);
   add(std::move(v));
   stack_.push_back(stack_.empty() ? &root_ : &stack_.back()->items.back());
 }

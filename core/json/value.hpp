@@ -24,7 +24,9 @@ struct Value {
 
 // Receives a document as a stream of events and assembles a Value. The strict text parser and the
 // extension's jsonb walker both feed it, so both paths share one canonicalizer.
-// Duplicate member names are refused here (ErrorCode::JsonInvalid), `offset` names the byte.
+// Duplicate member names are refused here (ErrorCode::JsonInvalid), `offset` names the byte
+// (0 means unknown, e.g. from a jsonb walk, and is left out of the message). Nesting deeper than
+// kMaxDepth (parser.hpp) is refused too, so every consumer of a Value may recurse.
 class TreeBuilder {
  public:
   void begin_object();

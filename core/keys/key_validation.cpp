@@ -14,12 +14,7 @@ void validate_key(std::optional<std::string_view> key, const KeyLimits& limits) 
   if (!key || key->empty()) {
     throw Error(ErrorCode::KeyMissing, "an idempotency key is required", kHint);
   }
-  if (key->size() < limits.min_length || key->size() > limits.max_length) {
-    throw Error(ErrorCode::KeyInvalid,
-                "idempotency key is " + std::to_string(key->size()) + " characters long; it must be " +
-                    std::to_string(limits.min_length) + " to " + std::to_string(limits.max_length),
-                kHint);
-  }
+  // Bytes first: once every byte is ASCII, the length in bytes is the length in characters.
   for (std::size_t i = 0; i < key->size(); ++i) {
     const auto c = static_cast<unsigned char>((*key)[i]);
     if (c < 0x20 || c > 0x7E) {
@@ -30,6 +25,12 @@ void validate_key(std::optional<std::string_view> key, const KeyLimits& limits) 
                       std::to_string(i),
                   kHint);
     }
+  }
+  if (key->size() < limits.min_length || key->size() > limits.max_length) {
+    throw Error(ErrorCode::KeyInvalid,
+                "idempotency key is " + std::to_string(key->size()) + " characters long; it must be " +
+                    std::to_string(limits.min_length) + " to " + std::to_string(limits.max_length),
+                kHint);
   }
 }
 

@@ -6,6 +6,7 @@ extern "C" {
 #include "postgres.h"  // Datum, palloc, ereport: the base of every other header
 
 #include "access/htup_details.h"  // heap_form_tuple for composite results
+#include "access/xact.h"          // RegisterXactCallback: the durability check at commit
 #include "catalog/namespace.h"    // get_namespace_oid / get_relname_relid for the durability check
 #include "catalog/pg_class.h"     // RELPERSISTENCE_PERMANENT
 #include "fmgr.h"                 // PG_FUNCTION_INFO_V1, FunctionCallInfo

@@ -13,12 +13,16 @@ CREATE FUNCTION idem._require_durable_store() RETURNS void
 COMMENT ON FUNCTION idem._require_durable_store() IS
   'Raises ERR_NON_ATOMIC_IDEMPOTENCY_STORE when fsync or synchronous_commit is off or idem.keys is unlogged (unless idem.allow_non_atomic_store).';
 
+-- Fencing tokens come from one sequence, so a token is never issued twice, not even for a key
+-- whose record was purged and created again: a holder fenced out stays fenced out.
+CREATE SEQUENCE idem.fencing_token_seq AS bigint;
+
 CREATE TABLE idem.keys (
   tenant_id        text        NOT NULL CHECK (tenant_id <> ''),
   scope_digest     bytea       NOT NULL CHECK (octet_length(scope_digest) = 32),
   -- in_progress: leased to `attempt`; resolved: response stored; released: free for a fresh attempt
   status           text        NOT NULL CHECK (status IN ('in_progress', 'resolved', 'released')),
-  attempt          integer     NOT NULL CHECK (attempt > 0),     -- the fencing token
+  attempt          bigint      NOT NULL CHECK (attempt > 0),     -- the fencing token (rises on every attempt)
   generation       integer     NOT NULL CHECK (generation > 0),  -- +1 each time an expired key is reused
   payload_hash     bytea       NOT NULL CHECK (octet_length(payload_hash) = 32),
   hash_scheme      smallint    NOT NULL,
@@ -53,7 +57,7 @@ CREATE INDEX keys_expires_at_idx ON idem.keys (expires_at) WHERE expires_at IS N
 CREATE TYPE idem.acquire_result AS (
   outcome          text,        -- acquired | resumed | replay | in_progress | mismatch
   handle           text,        -- pass to checkpoint/complete/release
-  attempt          integer,     -- fencing token to pass with the handle
+  attempt          bigint,      -- fencing token to pass with the handle
   generation       integer,
   recovery_point   text,        -- resumed: where the previous holder got to
   recovery_data    jsonb,

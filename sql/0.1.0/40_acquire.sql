@@ -86,7 +86,7 @@ BEGIN
       INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
                                   hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
                                   lease_expires_at, created_at)
-      VALUES (p_tenant, p_digest, 'in_progress', 1, 1, p_hash, idem.fingerprint_scheme(), p_caller,
+      VALUES (p_tenant, p_digest, 'in_progress', nextval('idem.fencing_token_seq'), 1, p_hash, idem.fingerprint_scheme(), p_caller,
               p_resource, p_key, v_lease, v_ttl, v_now + v_lease, v_now)
       ON CONFLICT DO NOTHING
       RETURNING k.* INTO r;
@@ -104,7 +104,8 @@ BEGIN
         res.generation := r.generation;
         RETURN res;
       END IF;
-      UPDATE idem.keys k SET attempt = k.attempt + 1, lease_interval = v_lease, lease_expires_at = v_now + v_lease
+      UPDATE idem.keys k SET attempt = nextval('idem.fencing_token_seq'), lease_interval = v_lease, ttl = v_ttl,
+             lease_expires_at = v_now + v_lease
        WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt AND k.status = 'in_progress'
       RETURNING k.* INTO r;
       IF NOT FOUND THEN CONTINUE; END IF;  -- changed under READ COMMITTED: decide again
@@ -114,7 +115,7 @@ BEGIN
     ELSE
       -- Released (a transient failure: fresh attempt) or expired (a new generation).
       UPDATE idem.keys k SET
-          status = 'in_progress', attempt = k.attempt + 1,
+          status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
           generation = k.generation + CASE WHEN k.status = 'resolved' THEN 1 ELSE 0 END,
           payload_hash = p_hash, hash_scheme = idem.fingerprint_scheme(), caller_id = p_caller,
           resource = p_resource, client_key = p_key, lease_interval = v_lease, ttl = v_ttl,

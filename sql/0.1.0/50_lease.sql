@@ -3,7 +3,7 @@
 
 -- Locks the key for a holder and returns its row if `attempt` still holds the lease.
 -- Blocking is right here: the only other lock holders are acquirers deciding in milliseconds.
-CREATE FUNCTION idem._holder_row(p_handle text, p_attempt integer, p_action text)
+CREATE FUNCTION idem._holder_row(p_handle text, p_attempt bigint, p_action text)
   RETURNS idem.keys
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -27,9 +27,9 @@ BEGIN
   END IF;
   RETURN r;
 END $$;
-REVOKE ALL ON FUNCTION idem._holder_row(text, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem._holder_row(text, bigint, text) FROM PUBLIC;
 
-CREATE FUNCTION idem.checkpoint(handle text, attempt integer, recovery_point text, data jsonb DEFAULT NULL)
+CREATE FUNCTION idem.checkpoint(handle text, attempt bigint, recovery_point text, data jsonb DEFAULT NULL)
   RETURNS timestamptz
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -45,10 +45,10 @@ BEGIN
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
   RETURN v_expires;
 END $$;
-COMMENT ON FUNCTION idem.checkpoint(text, integer, text, jsonb) IS
+COMMENT ON FUNCTION idem.checkpoint(text, bigint, text, jsonb) IS
   'Record progress (e.g. charge_created with the processor''s charge id) and extend the lease; returns the new lease expiry.';
 
-CREATE FUNCTION idem.complete(handle text, attempt integer, status integer, headers jsonb, body bytea,
+CREATE FUNCTION idem.complete(handle text, attempt bigint, status integer, headers jsonb, body bytea,
                               order_id text DEFAULT NULL, handler_response jsonb DEFAULT NULL)
   RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -73,10 +73,10 @@ BEGIN
          lease_expires_at = NULL, resolved_at = v_now, expires_at = v_now + k.ttl
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
 END $$;
-COMMENT ON FUNCTION idem.complete(text, integer, integer, jsonb, bytea, text, jsonb) IS
+COMMENT ON FUNCTION idem.complete(text, bigint, integer, jsonb, bytea, text, jsonb) IS
   'Resolve the key with the response to replay (in the caller''s transaction, with the business write). Stale attempt: ERR_LEASE_LOST.';
 
-CREATE FUNCTION idem.release(handle text, attempt integer, error text DEFAULT NULL)
+CREATE FUNCTION idem.release(handle text, attempt bigint, error text DEFAULT NULL)
   RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -90,5 +90,5 @@ BEGIN
          expires_at = v_now + k.ttl
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
 END $$;
-COMMENT ON FUNCTION idem.release(text, integer, text) IS
+COMMENT ON FUNCTION idem.release(text, bigint, text) IS
   'Give the key back after a transient failure (5xx, timeout): the next request with it is a fresh attempt.';

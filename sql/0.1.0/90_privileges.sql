@@ -24,10 +24,11 @@ GRANT EXECUTE ON FUNCTION
   idem.acquire(text, text, jsonb, text, text, interval, interval, text),
   idem.acquire(text, text, text, text, text, interval, interval, text),
   idem.acquire(text, text, bytea, text, text, interval, interval, text),
-  idem.checkpoint(text, integer, text, jsonb),
-  idem.complete(text, integer, integer, jsonb, bytea, text, jsonb),
-  idem.release(text, integer, text),
+  idem.checkpoint(text, bigint, text, jsonb),
+  idem.complete(text, bigint, integer, jsonb, bytea, text, jsonb),
+  idem.release(text, bigint, text),
   idem.purge_expired(integer)
   TO idem_service;
 
 GRANT SELECT ON ALL TABLES IN SCHEMA idem TO idem_auditor;
+GRANT SELECT ON SEQUENCE idem.fencing_token_seq TO idem_auditor;

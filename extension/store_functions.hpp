@@ -1,0 +1,12 @@
+// Hooks of the key store that PostgreSQL calls outside any SQL function.
+#pragma once
+
+#include "extension/pg/postgres.hpp"
+
+namespace idem {
+
+// Transaction callback: refuses to commit a transaction that wrote idempotency records while
+// fsync or synchronous_commit is off at commit time (ERR_NON_ATOMIC_IDEMPOTENCY_STORE).
+void check_durability_at_commit(XactEvent event, void* arg);
+
+}  // namespace idem
