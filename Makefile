@@ -73,4 +73,4 @@ format:
 sql/$(EXTENSION)--$(EXTVERSION).sql: $(sort $(wildcard sql/$(EXTVERSION)/*.sql))
 	cat $^ > $@
 
-EXTRA_CLEAN = regress/results build build-fuzz
+EXTRA_CLEAN = regress/results build build-fuzz build-bench build-it

@@ -1,0 +1,54 @@
+-- Schema for the pgbench workloads in this folder, in a fresh database that has pg_idempotency.
+-- The business table is the same for the idempotent flows and the floor, and so is the payload:
+-- every script builds it with bench_payload, so the floor pays for it too.
+\set ON_ERROR_STOP 1
+
+CREATE TABLE bench_orders (
+  order_id     text PRIMARY KEY,
+  tenant_id    text NOT NULL,
+  amount_cents bigint NOT NULL,
+  payload      jsonb NOT NULL,
+  created_at   timestamptz NOT NULL DEFAULT now()
+);
+
+-- An order request body of about 200 bytes: nested object, an array of line items, non-ASCII,
+-- decimal prices.
+CREATE FUNCTION bench_payload(customer text, amount_cents bigint, ref text) RETURNS jsonb
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN ('{"customer":"' || customer || '","currency":"EUR","amount":' || (amount_cents / 100.0)::numeric(14, 2)
+          || ',"items":[{"sku":"SKU-100234","name":"Café crème 250 g","quantity":2,"unit_price":19.99},'
+          || '{"sku":"SKU-200345","name":"Müsli","quantity":1,"unit_price":4.5}],'
+          || '"shipping":{"method":"express","amount":4.95},"ref":"' || ref || '"}')::jsonb;
+
+-- The replay workload's keys and payloads: the pre-population and the script use the same ones.
+CREATE FUNCTION bench_replay_key(k bigint) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN 'replay-key-' || lpad(k::text, 10, '0');
+CREATE FUNCTION bench_replay_payload(k bigint) RETURNS jsonb
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN bench_payload('cus_' || (k % 1000), 100 + k % 99900, k::text);
+
+-- Resolves keys 1..n of the replay workload, committing every 500 (each acquire holds an
+-- advisory lock until commit; one transaction for all of them would fill the lock table).
+CREATE PROCEDURE bench_populate_replay(n bigint)
+  LANGUAGE plpgsql AS $$
+DECLARE
+  a idem.acquire_result;
+BEGIN
+  FOR k IN 1..n LOOP
+    a := idem.acquire('acme', bench_replay_key(k), bench_replay_payload(k));
+    IF a.outcome <> 'acquired' THEN
+      RAISE EXCEPTION 'replay key % was %, not acquired: populate a fresh database', k, a.outcome;
+    END IF;
+    INSERT INTO bench_orders (order_id, tenant_id, amount_cents, payload)
+    VALUES ('ord-replay-' || k, 'acme', 100 + k % 99900, bench_replay_payload(k));
+    PERFORM idem.complete(a.handle, a.attempt, 201, '{"content-type":"application/json"}',
+                          convert_to('{"order_id":"ord-replay-' || k || '","status":"created"}', 'UTF8'),
+                          'ord-replay-' || k);
+    IF k % 500 = 0 THEN COMMIT; END IF;
+  END LOOP;
+END $$;
+
+-- Outcome counters of the contended workload (nextval is not rolled back and costs no row lock).
+CREATE SEQUENCE bench_outcome_acquired;
+CREATE SEQUENCE bench_outcome_replay;
+CREATE SEQUENCE bench_outcome_in_progress;
+CREATE SEQUENCE bench_outcome_other;

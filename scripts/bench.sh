@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# `make bench`: fingerprint throughput in C++ (Google Benchmark) and in SQL (payload_hash next to
+# sha256 of the jsonb text), then pgbench flows against a floor of the bare business write:
+#   floor      BEGIN; INSERT the order; COMMIT                       (bench/pgbench/floor.sql)
+#   new_key    BEGIN; acquire a new key; INSERT; complete; COMMIT    (new_key.sql)
+#   replay     BEGIN; acquire a resolved key, same payload; COMMIT   (replay.sql)
+#   contended  every client on the same 10 keys, short ttl           (contended.sql)
+# each at 1 and BENCH_CLIENTS clients for BENCH_SECONDS, plus floor and new_key at a fixed rate
+# (pgbench -R BENCH_RATE) for p99 latency. Ends with one table; full output in the results folder.
+#
+# Environment: BENCH_SECONDS (20), BENCH_MIN_TIME (Google Benchmark min time per case, 0.5 s),
+# BENCH_CLIENTS (8), BENCH_RATE (350 tps), BENCH_REPLAY_KEYS (10000), BENCH_CONTENTION_TTL_MS (5),
+# BENCH_SQL_REPS (7), BENCH_OUT (results folder), JOBS (build parallelism), PGPORT (54320).
+# The cluster is the durable throwaway one of scripts/pg.sh (fsync and synchronous_commit on).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+BENCH_SECONDS=${BENCH_SECONDS:-20}
+BENCH_MIN_TIME=${BENCH_MIN_TIME:-0.5}
+BENCH_CLIENTS=${BENCH_CLIENTS:-8}
+BENCH_RATE=${BENCH_RATE:-350}
+BENCH_REPLAY_KEYS=${BENCH_REPLAY_KEYS:-10000}
+BENCH_CONTENTION_TTL_MS=${BENCH_CONTENTION_TTL_MS:-5}
+BENCH_SQL_REPS=${BENCH_SQL_REPS:-7}
+BUILD="$ROOT/build-bench"
+OUT=${BENCH_OUT:-$BUILD/results/$(date +%Y%m%d-%H%M%S)}
+PGB="$ROOT/bench/pgbench"
+DB=idem_bench
+export PGPORT=${PGPORT:-54320}
+
+mkdir -p "$OUT/logs"
+RESULTS="$OUT/results.tsv"
+: >"$RESULTS"
+problems=()
+started=$SECONDS
+
+step() { echo; echo "== $*"; }
+
+step "building and installing the extension; building bench_fingerprint into build-bench/"
+build_and_install_extension
+# Its own build folder: build/ belongs to make test (IDEM_BENCH off there). RelWithDebInfo is
+# -O2 like the extension's PGXS build, so C++ and SQL figures compare like with like.
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIDEM_BENCH=ON -DIDEM_TESTS=OFF >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target bench_fingerprint >/dev/null
+
+step "C++ fingerprint throughput (Google Benchmark, min time ${BENCH_MIN_TIME} s per case; M/s = MiB/s of JSON text)"
+"$BUILD/bench_fingerprint" --benchmark_min_time="$BENCH_MIN_TIME" \
+  --benchmark_out="$OUT/bench_fingerprint.json" --benchmark_out_format=json 2>&1 |
+  grep -v 'Library was built as DEBUG'  # Debian's libbenchmark says so; our code is -O2
+
+step "starting the throwaway PostgreSQL 15 cluster and a fresh database $DB"
+scripts/pg.sh start
+URL=$(scripts/pg.sh url)
+DBURL=${URL%/*}/$DB
+psql "$URL" -qAtX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \
+  -c "CREATE DATABASE $DB" >/dev/null
+q() { psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 "$@"; }
+q -c "CREATE EXTENSION pg_idempotency" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+q -f "$PGB/setup.sql" >/dev/null
+echo "server: $(q -c "SELECT 'fsync=' || current_setting('fsync') || ' synchronous_commit=' ||
+  current_setting('synchronous_commit') || ' shared_buffers=' || current_setting('shared_buffers') ||
+  ' ' || split_part(version(), ' on ', 1)")"
+
+step "SQL fingerprint: idem.payload_hash vs sha256(convert_to(doc::text)) over the same documents"
+q -c "CREATE TABLE bench_docs (size_class text NOT NULL, raw text NOT NULL, doc jsonb NOT NULL)"
+for size in 1k:4096 64k:64; do
+  # CSV with quote and delimiter bytes that JSON text never holds: each line arrives verbatim.
+  "$BUILD/bench_fingerprint" --emit-doc="${size%:*}" --count="${size#*:}" |
+    q -c "CREATE TEMP TABLE stage (raw text)" \
+      -c "\\copy stage (raw) FROM pstdin WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')" \
+      -c "INSERT INTO bench_docs SELECT '${size%:*}', raw, raw::jsonb FROM stage"
+done
+q -c "VACUUM ANALYZE bench_docs"
+psql "$DBURL" -qX -v ON_ERROR_STOP=1 -v reps="$BENCH_SQL_REPS" -f "$ROOT/bench/sql_fingerprint.sql" |
+  tee "$OUT/sql_fingerprint.txt" | grep -v '^\(CREATE\|SELECT\)'
+
+# ---- pgbench ---------------------------------------------------------------------------------
+
+# 99th percentile, in ms, of the per-transaction latencies (3rd field, µs) in pgbench -l logs.
+# Under -R pgbench measures from the scheduled start, so queueing behind a slow one counts.
+p99_ms() {
+  cat "$@" 2>/dev/null | awk '$3 ~ /^[0-9]+$/ { print $3 }' | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
+           i = int(NR * 0.99); if (i < NR * 0.99) i++; if (i < 1) i = 1; printf "%.2f", v[i] / 1000 }'
+}
+
+# run NAME SCRIPT CLIENTS RATE [pgbench args...]: one pgbench run; RATE "-" for unthrottled.
+# Appends "name clients rate tps txns failed avg_ms p99_ms" to $RESULTS and sets TXNS.
+run() {
+  local name=$1 script=$2 clients=$3 rate=$4
+  shift 4
+  local tag="${name}-c${clients}" threads=$((clients < 2 ? clients : 2))
+  [ "$rate" = - ] || tag+="-R${rate}"
+  local args=(-n -M prepared -c "$clients" -j "$threads" -T "$BENCH_SECONDS" -l --log-prefix="$OUT/logs/$tag")
+  [ "$rate" = - ] || args+=(-R "$rate")
+  q -c "CHECKPOINT" -c "SELECT pg_stat_statements_reset()" >/dev/null
+  local rc=0
+  pgbench "${args[@]}" -f "$PGB/$script" "$@" "$DBURL" >"$OUT/$tag.txt" 2>&1 || rc=$?
+  local out="$OUT/$tag.txt"
+  local tps txns failed avg
+  tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$out")
+  txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
+  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")
+  avg=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out")
+  if [ "$rc" -ne 0 ] || [ -z "$tps" ] || [ "${failed:-0}" != 0 ] || grep -q 'aborted' "$out"; then
+    problems+=("$tag: pgbench exit $rc, failed=${failed:-?}; see $out")
+    grep -m5 -i 'error\|abort' "$out" | sed 's/^/   /' || true
+  fi
+  TXNS=${txns:-0}
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$clients" "$rate" "${tps:--}" "$TXNS" \
+    "${failed:-?}" "${avg:--}" "$(p99_ms "$OUT/logs/$tag".*)" >>"$RESULTS"
+  q -F ' | ' -c "SELECT calls, round(mean_exec_time::numeric, 3) AS mean_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 90)
+          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+         ORDER BY total_exec_time DESC LIMIT 8" >"$OUT/$tag.statements.txt" 2>&1 || true
+  # Server execution time per transaction of each step. BEGIN/COMMIT cannot be had this way: under
+  # -M prepared, PG 15's pg_stat_statements counts a utility statement once per connection only.
+  if [ "$TXNS" -gt 0 ]; then
+    q -F $'\t' -v tag="$tag" -v clients="$clients" -v rate="$rate" -v avg="${avg:-0}" -v txns="$TXNS" <<'SQL' >>"$OUT/breakdown.tsv"
+SELECT :'tag', :'clients', :'rate', :'avg',
+       round((coalesce(sum(total_exec_time) FILTER (WHERE query LIKE '%idem.acquire(%'), 0) / :txns)::numeric, 3),
+       round((coalesce(sum(total_exec_time) FILTER (WHERE query LIKE 'INSERT INTO bench_orders%'), 0) / :txns)::numeric, 3),
+       round((coalesce(sum(total_exec_time) FILTER (WHERE query LIKE '%idem.complete(%'), 0) / :txns)::numeric, 3)
+  FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+SQL
+  fi
+  printf '   %-24s tps %-10s txns %-7s failed %-3s p99 %s ms\n' "$tag" "${tps:--}" "$TXNS" "${failed:-?}" \
+    "$(tail -1 "$RESULTS" | cut -f8)"
+}
+
+# expect WHAT GOT WANT: records a problem when a post-run check does not hold.
+expect() {
+  if [ "$2" != "$3" ]; then problems+=("$1: got $2, expected $3"); echo "   CHECK FAILED: $1: got $2, expected $3"; fi
+}
+
+clear_tables() { q -c "TRUNCATE bench_orders, idem.keys" >/dev/null; }
+
+floor() {
+  clear_tables
+  run floor floor.sql "$@"
+  expect "floor $1 clients: orders written = transactions" "$(q -c "SELECT count(*) FROM bench_orders")" "$TXNS"
+}
+
+new_key() {
+  clear_tables
+  run new_key new_key.sql "$@"
+  expect "new_key $1 clients: resolved keys = transactions" \
+    "$(q -c "SELECT count(*) FROM idem.keys WHERE status = 'resolved' AND attempt = 1")" "$TXNS"
+  expect "new_key $1 clients: all keys = transactions" "$(q -c "SELECT count(*) FROM idem.keys")" "$TXNS"
+  expect "new_key $1 clients: orders = transactions" "$(q -c "SELECT count(*) FROM bench_orders")" "$TXNS"
+}
+
+replay() {
+  run replay replay.sql "$@" -D replay_keys="$BENCH_REPLAY_KEYS"
+  # A replay writes nothing: every key still at its first attempt, no order added.
+  expect "replay $1 clients: keys unchanged" \
+    "$(q -c "SELECT count(*) || ' keys, ' || sum(attempt) || ' attempts' FROM idem.keys WHERE status = 'resolved'")" \
+    "$BENCH_REPLAY_KEYS keys, $BENCH_REPLAY_KEYS attempts"
+  expect "replay $1 clients: orders unchanged" "$(q -c "SELECT count(*) FROM bench_orders")" "$BENCH_REPLAY_KEYS"
+}
+
+contended() {
+  clear_tables
+  q -c "ALTER SEQUENCE bench_outcome_acquired RESTART" -c "ALTER SEQUENCE bench_outcome_replay RESTART" \
+    -c "ALTER SEQUENCE bench_outcome_in_progress RESTART" -c "ALTER SEQUENCE bench_outcome_other RESTART" >/dev/null
+  run contended contended.sql "$@" -D ttl_ms="$BENCH_CONTENTION_TTL_MS"
+  local mix
+  mix=$(q -F ' ' -c "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM bench_outcome_acquired),
+                            (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM bench_outcome_replay),
+                            (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM bench_outcome_in_progress),
+                            (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM bench_outcome_other),
+                            (SELECT count(*) FROM bench_orders),
+                            (SELECT coalesce(sum(attempt), 0) FROM idem.keys)")
+  read -r acquired replayed busy other orders attempts <<<"$mix"
+  echo "   outcomes: acquired $acquired, replay $replayed, in_progress $busy, other $other" |
+    tee -a "$OUT/contended-mix.txt"
+  # nextval is not rolled back: a transaction that failed after acquire would still count.
+  expect "contended $1 clients: outcomes counted = transactions" $((acquired + replayed + busy + other)) "$TXNS"
+  expect "contended $1 clients: no mismatch/resumed" "$other" 0
+  expect "contended $1 clients: orders = acquired" "$orders" "$acquired"
+  expect "contended $1 clients: attempts = acquired" "$attempts" "$acquired"
+}
+
+step "pgbench: ${BENCH_SECONDS} s per run, protocol prepared; logs and pg_stat_statements in $OUT"
+floor 1 -
+floor "$BENCH_CLIENTS" -
+new_key 1 -
+new_key "$BENCH_CLIENTS" -
+floor "$BENCH_CLIENTS" "$BENCH_RATE"
+new_key "$BENCH_CLIENTS" "$BENCH_RATE"
+clear_tables
+echo "   resolving $BENCH_REPLAY_KEYS keys for the replay workload"
+q -c "CALL bench_populate_replay($BENCH_REPLAY_KEYS)" -c "VACUUM ANALYZE idem.keys" >/dev/null
+replay 1 -
+replay "$BENCH_CLIENTS" -
+contended 1 -
+contended "$BENCH_CLIENTS" -
+
+step "where the time goes: server execution ms per transaction (pg_stat_statements, top level)"
+awk -F '\t' '$3 == "-" && ($1 ~ /^(floor|new_key)/) {
+    if (!h++) printf "%-14s %7s %8s %8s %9s %9s %10s\n", "run", "avg ms", "acquire", "insert", "complete", "sum", "rest"
+    sum = $5 + $6 + $7
+    printf "%-14s %7.3f %8.3f %8.3f %9.3f %9.3f %10.3f\n", $1, $4, $5, $6, $7, sum, $4 - sum }' "$OUT/breakdown.tsv"
+echo "rest = BEGIN + COMMIT (WAL flush) + round trips + pgbench + waiting for a CPU (more clients than cores)"
+
+# ---- summary ----------------------------------------------------------------------------------
+step "summary (BENCH_SECONDS=$BENCH_SECONDS; ratio = tps / floor tps, or p99 / floor p99 at a fixed rate)"
+awk -F '\t' '
+  { row[NR] = $0; if ($1 == "floor") { if ($3 == "-") ftps[$2] = $4; else fp99[$2 "/" $3] = $8 } }
+  END {
+    printf "%-10s %7s %6s %10s %9s %8s %8s %9s\n", "workload", "clients", "rate", "tps", "avg ms", "p99 ms", "failed", "vs floor"
+    for (i = 1; i <= NR; i++) {
+      split(row[i], f, "\t")
+      if (f[3] == "-") { base = ftps[f[2]]; ratio = (base > 0 && f[4] != "-") ? sprintf("%.2fx", f[4] / base) : "-" }
+      else { base = fp99[f[2] "/" f[3]]; ratio = (base > 0 && f[8] != "-") ? sprintf("%.2fx", f[8] / base) : "-" }
+      printf "%-10s %7s %6s %10s %9s %8s %8s %9s\n", f[1], f[2], f[3], (f[4] == "-" ? "-" : sprintf("%.1f", f[4])), f[7], f[8], f[6], ratio
+    }
+  }' "$RESULTS" | tee "$OUT/summary.txt"
+if [ -s "$OUT/contended-mix.txt" ]; then
+  echo "contended outcome mix (1 client, then $BENCH_CLIENTS):"
+  sed 's/^ */  /' "$OUT/contended-mix.txt"
+fi
+
+echo
+echo "results: $OUT ($((SECONDS - started)) s)"
+if [ "${#problems[@]}" -gt 0 ]; then
+  printf 'PROBLEMS:\n'; printf '  %s\n' "${problems[@]}"
+  exit 1
+fi
