@@ -1,8 +1,9 @@
 // Helpers of the key store that want C speed or catalog access: the advisory-lock key of a
-// scoped digest and the fail-closed durability check run by acquire and complete.
+// scoped digest, handle parsing, and the fail-closed durability check of acquire and complete.
 #include <cstring>
 
 #include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
 #include "extension/store_functions.hpp"
 
@@ -19,6 +20,34 @@ Datum lock_key(FunctionCallInfo fcinfo) {
   uint64 key = 0;
   for (int i = 0; i < 8; ++i) key = (key << 8) | static_cast<unsigned char>(VARDATA_ANY(digest)[i]);
   return Int64GetDatum(static_cast<int64>(key));
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// A handle is "<tenant>:<64 lower-case hex digits>" (see idem._handle); the tenant is whatever
+// precedes the last 65 characters, so it may itself contain ':'.
+Datum handle_digest(FunctionCallInfo fcinfo) {
+  const auto handle = datum::text_arg(fcinfo, 0);
+  const auto refuse = [&] {
+    return Error(ErrorCode::ArgumentInvalid,
+                 (handle ? "'" + std::string(handle->substr(0, 200)) + "'" : std::string("NULL")) +
+                     " is not a handle returned by idem.acquire",
+                 "Pass the handle column of the acquire result unchanged.");
+  };
+  if (!handle || handle->size() < 66 || (*handle)[handle->size() - 65] != ':') throw refuse();
+  hash::Digest digest{};
+  const std::string_view hex = handle->substr(handle->size() - 64);
+  for (std::size_t i = 0; i < digest.size(); ++i) {
+    const int hi = hex_value(hex[2 * i]);
+    const int lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) throw refuse();
+    digest[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return datum::bytea_datum(digest);
 }
 
 bool setting_is(const char* name, const char* value) {
@@ -83,6 +112,9 @@ void check_durability_at_commit(XactEvent event, void*) {
 extern "C" {
 PG_FUNCTION_INFO_V1(idem_lock_key);
 Datum idem_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::lock_key, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_handle_digest);
+Datum idem_handle_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_digest, fcinfo); }
 
 PG_FUNCTION_INFO_V1(idem_require_durable_store);
 Datum idem_require_durable_store(PG_FUNCTION_ARGS) { return idem::Invoke(idem::require_durable_store, fcinfo); }

@@ -74,14 +74,8 @@ CREATE FUNCTION idem._handle(tenant text, scope_digest bytea) RETURNS text
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN tenant || ':' || encode(scope_digest, 'hex');
 
-CREATE FUNCTION idem._parse_handle(handle text, OUT tenant text, OUT scope_digest bytea)
-  LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  IF handle IS NULL OR length(handle) < 66 OR substr(handle, length(handle) - 64, 1) <> ':'
-     OR right(handle, 64) !~ '^[0-9a-f]{64}$' THEN
-    RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: % is not a handle returned by idem.acquire', coalesce(quote_literal(handle), 'NULL')
-      USING ERRCODE = 'IK012', HINT = 'Pass the handle column of the acquire result unchanged.';
-  END IF;
-  tenant := left(handle, length(handle) - 65);
-  scope_digest := decode(right(handle, 64), 'hex');
-END $$;
+CREATE FUNCTION idem._handle_digest(handle text) RETURNS bytea
+  AS 'MODULE_PATHNAME', 'idem_handle_digest'
+  LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION idem._handle_digest(text) IS
+  'The scope digest named by a handle; raises ERR_ARGUMENT_INVALID for anything acquire did not return. The tenant is left(handle, -65).';

@@ -9,7 +9,9 @@ CREATE FUNCTION idem._acquire(p_tenant text, p_digest bytea, p_key text, p_hash 
                               p_caller text, p_resource text, p_lease interval, p_ttl interval,
                               p_on_busy text)
   RETURNS idem.acquire_result
-  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  -- Called only by the idem.acquire overloads, which already run as the owner with a safe
+  -- search_path: a second SECURITY DEFINER/SET here would only cost a GUC save and restore.
+  LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   r            idem.keys;
   res          idem.acquire_result;
@@ -18,6 +20,7 @@ DECLARE
   v_ttl        interval := coalesce(p_ttl, current_setting('idem.default_ttl')::interval);
   v_lock       bigint := idem._lock_key(p_digest);
   v_locked     boolean := false;
+  v_found      boolean;
   v_poll       float8 := 0.005;
   v_read_committed boolean := current_setting('transaction_isolation') = 'read committed';
 BEGIN
@@ -34,9 +37,10 @@ BEGIN
 
   LOOP
     SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
+    v_found := FOUND;
     v_now := clock_timestamp();
 
-    IF FOUND AND r.status = 'resolved' AND r.expires_at > v_now THEN
+    IF v_found AND r.status = 'resolved' AND r.expires_at > v_now THEN
       -- Resolved records never change until they expire: no lock needed to answer.
       res.generation := r.generation;
       IF r.payload_hash <> p_hash THEN
@@ -51,7 +55,7 @@ BEGIN
       RETURN res;
     END IF;
 
-    IF FOUND AND r.status = 'in_progress' AND r.lease_expires_at > v_now THEN
+    IF v_found AND r.status = 'in_progress' AND r.lease_expires_at > v_now THEN
       -- A committed, live lease. Waiting can only see it end under READ COMMITTED (a new
       -- snapshot per statement), and never while we hold the key's lock (the holder needs it).
       IF p_on_busy = 'wait' AND v_read_committed AND NOT v_locked THEN
@@ -66,23 +70,26 @@ BEGIN
     END IF;
 
     -- Absent, released, expired, or an expired lease: the key needs a write. Take its lock,
-    -- then read again: under READ COMMITTED the new read sees whatever the last holder committed.
+    -- then (for an existing row) read again: under READ COMMITTED the new read sees whatever the
+    -- last holder committed. An absent row goes straight to the insert, whose ON CONFLICT
+    -- notices a row committed in between.
     IF NOT v_locked THEN
       IF pg_try_advisory_xact_lock(v_lock) THEN
         v_locked := true;
       ELSIF p_on_busy = 'wait' THEN
         PERFORM pg_advisory_xact_lock(v_lock);
         v_locked := true;
+        CONTINUE;  -- we waited for a holder: see what it left
       ELSE
         -- Held by an open transaction (its row may not even be visible to us yet).
         res.outcome := 'in_progress';
         res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
         RETURN res;
       END IF;
-      CONTINUE;
+      IF v_found THEN CONTINUE; END IF;
     END IF;
 
-    IF NOT FOUND THEN
+    IF NOT v_found THEN
       INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
                                   hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
                                   lease_expires_at, created_at)
@@ -91,8 +98,9 @@ BEGIN
       ON CONFLICT DO NOTHING
       RETURNING k.* INTO r;
       IF NOT FOUND THEN
-        -- Only a snapshot older than the row's commit gets here (REPEATABLE READ and up raise
-        -- 40001 themselves first); never answer with a unique violation or a second execution.
+        -- A row committed after our read. READ COMMITTED: read it and decide again. An older
+        -- snapshot (REPEATABLE READ and up) gets 40001 from PostgreSQL before this point, or here.
+        IF v_read_committed THEN CONTINUE; END IF;
         RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: another transaction created it'
           USING ERRCODE = '40001', HINT = 'Retry the transaction.';
       END IF;

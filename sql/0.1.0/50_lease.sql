@@ -5,17 +5,19 @@
 -- Blocking is right here: the only other lock holders are acquirers deciding in milliseconds.
 CREATE FUNCTION idem._holder_row(p_handle text, p_attempt bigint, p_action text)
   RETURNS idem.keys
-  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  -- Called only by checkpoint/complete/release, which run as the owner with a safe search_path.
+  LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  h record := idem._parse_handle(p_handle);
+  v_digest bytea := idem._handle_digest(p_handle);
+  v_tenant text := left(p_handle, -65);
   r idem.keys;
 BEGIN
   IF p_attempt IS NULL THEN
     RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: attempt must not be NULL' USING ERRCODE = 'IK012',
       HINT = 'Pass the attempt column of the acquire result with the handle.';
   END IF;
-  PERFORM pg_advisory_xact_lock(idem._lock_key(h.scope_digest));
-  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = h.tenant AND k.scope_digest = h.scope_digest;
+  PERFORM pg_advisory_xact_lock(idem._lock_key(v_digest));
+  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant AND k.scope_digest = v_digest;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'ERR_LEASE_LOST: cannot % key %: no such record (expired and purged, or never acquired)', p_action, p_handle
       USING ERRCODE = 'IK005', HINT = 'Do not record a result; acquire the key again.';
