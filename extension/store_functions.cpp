@@ -100,8 +100,8 @@ void check_durability_at_commit(XactEvent event, void*) {
   wrote_records_in_transaction = false;
   if (setting_is("fsync", "off") || setting_is("synchronous_commit", "off")) {
     ereport(ERROR, (errcode(MAKE_SQLSTATE('I', 'K', '0', '0', '7')),
-                    errmsg("ERR_NON_ATOMIC_IDEMPOTENCY_STORE: this transaction wrote idempotency records and would "
-                           "commit with fsync or synchronous_commit off: a completed response could be lost in a crash "
+                    errmsg("ERR_NON_ATOMIC_IDEMPOTENCY_STORE: this transaction called idem.acquire or idem.complete and "
+                           "would commit with fsync or synchronous_commit off: a completed response could be lost in a crash "
                            "and its retry executed twice"),
                     errhint("Do not turn synchronous_commit off in a transaction that calls idem.acquire or idem.complete.")));
   }

@@ -87,7 +87,7 @@ DECLARE
 BEGIN
   r := idem._holder_row(handle, attempt, 'release');
   v_now := clock_timestamp();
-  -- The row stays (as released) so attempt numbers keep rising: a stale holder stays fenced out.
+  -- The row stays (as released) until purge, so forensics see the failed attempt and its error.
   UPDATE idem.keys k SET status = 'released', last_error = error, lease_expires_at = NULL,
          expires_at = v_now + k.ttl
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
