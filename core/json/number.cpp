@@ -172,17 +172,31 @@ std::size_t format_to(double value, char* out) {
   return static_cast<std::size_t>(p - out);
 }
 
-// Integers of up to 15 digits are doubles exactly and ECMAScript prints them as written, so the
-// common case (ids, amounts in cents, counts) skips the float conversion altogether.
-bool is_short_integer(std::string_view s) {
-  const std::size_t sign = (!s.empty() && s[0] == '-') ? 1 : 0;
-  const std::size_t digits = s.size() - sign;
-  if (digits == 0 || digits > 15) return false;
-  if (s[sign] == '0') return digits == 1 && sign == 0;  // "0"; "-0" goes the long way to "0"
-  for (std::size_t i = sign; i < s.size(); ++i) {
-    if (!is_digit(s[i])) return false;
-  }
-  return true;
+// True when the spelling already is its canonical form, so the common case (ids, counts, prices
+// like "19.99") skips the float round trip: a plain decimal (no exponent, no leading zeros, no
+// trailing fraction zeros) of at most 15 significant digits, and at least 1e-6 when below 1.
+// Why that is exact: 15-digit decimals are more than 1e-15 apart relative to their size, a
+// double's rounding interval is at most 2^-52 (2.2e-16) wide, so the nearest double's shortest
+// round-trip digits are the spelling's own; ECMAScript prints them in plain notation for
+// 1e-6 <= |x| < 1e21, exactly as written.
+bool is_canonical_already(std::string_view s) {
+  std::size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
+  const std::size_t int_start = i;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  const std::size_t int_len = i - int_start;
+  if (int_len == 0 || int_len > 15) return false;
+  const bool below_one = s[int_start] == '0';
+  if (below_one && int_len > 1) return false;
+  if (i == s.size()) return !(below_one && int_start == 1);  // "-0" is canonically "0"
+  if (s[i] != '.') return false;
+  const std::size_t frac_start = ++i;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  const std::size_t frac_len = i - frac_start;
+  if (i != s.size() || frac_len == 0 || s.back() == '0') return false;
+  if (!below_one) return int_len + frac_len <= 15;
+  std::size_t zeros = 0;
+  while (s[frac_start + zeros] == '0') ++zeros;
+  return zeros <= 5 && frac_len - zeros <= 15;
 }
 
 }  // namespace
@@ -195,7 +209,7 @@ std::string format_double(double value) {
 namespace detail {
 
 void append_canonical_number(std::string& out, std::string_view spelling) {
-  if (is_short_integer(spelling)) {
+  if (is_canonical_already(spelling)) {
     out.append(spelling);
     return;
   }
@@ -225,7 +239,7 @@ std::string canonical_number(std::string_view spelling) {
 }
 
 bool is_exact(std::string_view spelling) {
-  if (is_short_integer(spelling)) return true;
+  if (is_canonical_already(spelling)) return true;
   const Decimal d = parse_or_throw(spelling);
   if (d.zero) return true;  // every zero, signed or not, is the double 0
   if (d.count > kMaxDigits) return false;

@@ -132,8 +132,11 @@ class Handler {
     const std::string what = ex.what();
     const std::size_t offset = error_offset(position, last_token, what);
     if (ex.id == 406) {  // out_of_range: a number beyond the range of a double
+      const std::string where = builder_.next_pointer();
       throw Error(ErrorCode::NumberPrecision,
-                  "number at byte " + std::to_string(offset) + " is too large for an IEEE double",
+                  "number " + sanitize(last_token.substr(0, 40)) + " at " +
+                      (where.empty() ? "\"\" (the document)" : where) + " (byte " +
+                      std::to_string(offset) + ") is too large for an IEEE double",
                   "send it as a string");
     }
     const std::size_t colon = what.find(": ");  // after "[json.exception...] ... column N"

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/json/parser.hpp"
+#include "core/json/pointer.hpp"
 #include "core/json/value.hpp"
 
 namespace idem::json {
@@ -156,6 +157,22 @@ void TreeBuilder::boolean(bool value) {
 }
 
 void TreeBuilder::null() { add(Value{}); }
+
+std::string TreeBuilder::next_pointer() const {
+  std::string pointer;
+  for (std::size_t level = 0; level < stack_.size(); ++level) {
+    const Value& c = *stack_[level];
+    const bool innermost = level + 1 == stack_.size();
+    if (c.kind == Kind::Object) {
+      if (!c.keys.empty()) pointer += "/" + escape_token(c.keys.back());
+    } else {
+      // An open child is already the last element; the next value goes after the last one.
+      const std::size_t index = innermost ? c.items.size() : c.items.size() - 1;
+      pointer += "/" + std::to_string(index);
+    }
+  }
+  return pointer;
+}
 
 Value TreeBuilder::finish() {
   if (!has_root_ || !stack_.empty()) {

@@ -42,6 +42,11 @@ class TreeBuilder {
   // The finished document; valid once every begin_* has its end_*.
   Value finish();
 
+  // RFC 6901 pointer of the place the next value would take, e.g. "/items/3/price" after
+  // key("price") inside the fourth element of "items": lets a caller refusing that value say
+  // where it is.
+  std::string next_pointer() const;
+
  private:
   void add(Value v);
   Value root_;

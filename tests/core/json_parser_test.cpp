@@ -145,9 +145,28 @@ TEST(ParseStrict, DuplicateInLargeObjectIsFound) {
 }
 
 TEST(ParseStrict, NumberBeyondDoubleRangeIsAPrecisionError) {
-  const Error e = error_of([] { parse_strict("[1, -1e400]"); });
+  const Error e = error_of([] { parse_strict(R"({"a":{"b":[1, {"c~/":-1e400}]}})"); });
   EXPECT_EQ(e.code(), ErrorCode::NumberPrecision);
-  EXPECT_TRUE(names_byte(e.what(), 4)) << e.what();
+  EXPECT_EQ(std::string(e.what()),
+            "ERR_PAYLOAD_NUMBER_PRECISION: number -1e400 at /a/b/1/c~0~1 (byte 21) is too large "
+            "for an IEEE double");
+  EXPECT_EQ(error_of([] { parse_strict("1e400"); }).what(),
+            std::string("ERR_PAYLOAD_NUMBER_PRECISION: number 1e400 at \"\" (the document) "
+                        "(byte 0) is too large for an IEEE double"));
+}
+
+TEST(TreeBuilder, NextPointerNamesWhereTheNextValueGoes) {
+  TreeBuilder b;
+  EXPECT_EQ(b.next_pointer(), "");
+  b.begin_array();
+  EXPECT_EQ(b.next_pointer(), "/0");
+  b.null();
+  b.begin_object();
+  b.key("a/b");
+  EXPECT_EQ(b.next_pointer(), "/1/a~1b");
+  b.begin_array();
+  b.null();
+  EXPECT_EQ(b.next_pointer(), "/1/a~1b/1");
 }
 
 TEST(ParseStrict, MessagesStayValidUtf8) {
