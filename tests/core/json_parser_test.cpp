@@ -2,7 +2,6 @@
 // byte offset its message names.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 
 #include "core/error.hpp"
@@ -26,7 +25,13 @@ Error error_of(F&& f) {
 
 // True when `message` says "at byte N" for exactly this N (not N followed by more digits).
 bool names_byte(const std::string& message, std::size_t offset) {
-  return std::regex_search(message, std::regex("at byte " + std::to_string(offset) + "(\\D|$)"));
+  const std::string needle = "at byte " + std::to_string(offset);
+  for (std::size_t at = message.find(needle); at != std::string::npos;
+       at = message.find(needle, at + 1)) {
+    const std::size_t end = at + needle.size();
+    if (end == message.size() || message[end] < '0' || message[end] > '9') return true;
+  }
+  return false;
 }
 
 TEST(ParseStrict, KeepsNumberSpellingsAndMemberOrder) {
