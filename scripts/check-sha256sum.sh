@@ -4,6 +4,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 URL=$("$ROOT/scripts/pg.sh" url)
+export PGOPTIONS="-c client_min_messages=warning"
 DB=idem_sha_check
 psql "$URL" -qAtc "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
 trap 'psql "$URL" -qAtc "DROP DATABASE IF EXISTS $DB" >/dev/null' EXIT
@@ -18,8 +19,9 @@ docs=(
 )
 checked=0
 for doc in "${docs[@]}"; do
-  canonical=$(psql "$DBURL" -qAtX -v doc="$doc" -c "SELECT idem.canonical_json(:'doc'::text)")
-  ours=$(psql "$DBURL" -qAtX -v doc="$doc" -c "SELECT encode(idem.payload_hash(:'doc'::text), 'hex')")
+  # psql interpolates :'doc' (quoted safely) only in SQL it reads, not in -c: feed it on stdin.
+  canonical=$(psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -v doc="$doc" <<<"SELECT idem.canonical_json(:'doc'::text);")
+  ours=$(psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -v doc="$doc" <<<"SELECT encode(idem.payload_hash(:'doc'::text), 'hex');")
   theirs=$(printf '%s' "$canonical" | sha256sum | cut -d' ' -f1)
   if [ "$ours" != "$theirs" ]; then
     echo "MISMATCH for $doc: payload_hash=$ours sha256sum(canonical)=$theirs (canonical: $canonical)" >&2
