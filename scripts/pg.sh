@@ -6,10 +6,15 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PORT=${PGPORT:-54320}
-BASE="$ROOT/.pg"
-DATA="$BASE/data"
-RUN="$BASE/run"
-LOG="$BASE/server.log"
+LINK="$ROOT/.pg"
+# Paths the server uses must not pass through a directory it cannot enter: resolve the link.
+resolve_paths() {
+  BASE=$(readlink -f "$LINK" 2>/dev/null || echo "$LINK")
+  DATA="$BASE/data"
+  RUN="$BASE/run"
+  LOG="$BASE/server.log"
+}
+resolve_paths
 BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 [ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
 
@@ -22,11 +27,25 @@ as_server() {
   fi
 }
 
+# The cluster lives in .pg/. When the server's user cannot reach the checkout (a clone under a
+# 0700 home directory, say), .pg becomes a link to a directory it can reach.
+place_cluster() {
+  [ -e "$LINK" ] && return 0
+  if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$ROOT"; then
+    local elsewhere="/var/tmp/pg_idempotency-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1)"
+    mkdir -p "$elsewhere"
+    ln -s "$elsewhere" "$LINK"
+    echo "pg.sh: postgres cannot enter $ROOT; the cluster lives in $elsewhere (linked from .pg)" >&2
+  fi
+}
+
 url() { echo "postgresql://postgres@127.0.0.1:${PORT}/postgres"; }
 
 running() { as_server "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; }
 
 init_cluster() {
+  place_cluster
+  resolve_paths
   mkdir -p "$BASE" "$RUN"
   if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$BASE" "$RUN"; fi
   # postgres must be able to reach the repo; a 0700 home directory would stop it here.
@@ -66,6 +85,6 @@ case "${1:-}" in
     if running; then echo "running on port $PORT ($(url))"; else echo "stopped"; exit 3; fi ;;
   url) url ;;
   psql) shift; exec psql "$(url)" -v ON_ERROR_STOP=1 "$@" ;;
-  destroy) stop; rm -rf "$BASE" ;;
+  destroy) stop; rm -rf "$BASE" "$LINK" ;;
   *) echo "usage: $0 start|stop|status|url|psql [args]|destroy" >&2; exit 2 ;;
 esac
