@@ -21,7 +21,7 @@ BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 # PostgreSQL refuses to run as root: do the server's work as `postgres` then.
 as_server() {
   if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- "$@"
+    (cd / && runuser -u postgres -- "$@")  # cd /: the checkout may be closed to postgres
   else
     "$@"
   fi
