@@ -2,7 +2,8 @@
 #   make demo   install what is missing, build, start a throwaway PostgreSQL, run the demo
 #   make test   the same set-up, then GoogleTest, pg_regress, isolation specs, stress, fuzz smoke
 #   make bench  benchmarks (core throughput, SQL fingerprint, pgbench flows)
-#   make fuzz   libFuzzer on the parser+canonicalizer (FUZZ_SECONDS=600 by default)
+#   make fuzz   libFuzzer on the parser+canonicalizer and on the parser against its nlohmann
+#               reference (FUZZ_SECONDS=600 by default, split between the two)
 EXTENSION = pg_idempotency
 EXTVERSION = 0.1.0
 MODULE_big = pg_idempotency

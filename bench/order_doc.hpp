@@ -43,7 +43,7 @@ inline std::string quoted(const char* s) { return std::string("\"") + s + "\""; 
 constexpr const char* kProducts[] = {
     "Caf\xC3\xA9 cr\xC3\xA8me 250 g",            // Café crème
     "Espresso beans, dark roast",
-    "M\xC3\xBC" "sli with blueberries",          // Müsli
+    ("M\xC3\xBC" "sli with blueberries"),        // Müsli (parenthesized: one element)
     "\xE6\x9D\xB1\xE4\xBA\xAC green tea",        // 東京
     "Smoked salmon \xE2\x80\x94 200 g",          // em dash
     "Olive oil extra virgin 0.5 l",
@@ -53,7 +53,7 @@ constexpr const char* kProducts[] = {
 constexpr const char* kColors[] = {"red", "bl\xC3\xA5", "gr\xC3\xBCn", "black", "white"};
 constexpr const char* kSizes[] = {"S", "M", "L", "XL"};
 constexpr const char* kTaxRates[] = {"0.19", "0.07", "0.2", "0"};
-constexpr const char* kNames[] = {"Zo\xC3\xAB M\xC3\xBCller", "Jos\xC3\xA9 Garc\xC3\xAD" "a",
+constexpr const char* kNames[] = {"Zo\xC3\xAB M\xC3\xBCller", ("Jos\xC3\xA9 Garc\xC3\xAD" "a"),
                                   "\xC3\x85sa Lindstr\xC3\xB6m", "Jane Doe"};
 constexpr const char* kCities[] = {"M\xC3\xBCnchen", "Malm\xC3\xB6", "S\xC3\xA3o Paulo", "Berlin"};
 

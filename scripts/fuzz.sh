@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# libFuzzer on the strict parser + RFC 8785 canonicalizer (fuzz/fuzz_canonical.cpp), with
-# AddressSanitizer and UBSan. FUZZ_SECONDS sets the run time (make test: 20, make fuzz: 600).
+# libFuzzer, with AddressSanitizer and UBSan, on the strict parser + RFC 8785 canonicalizer
+# (fuzz/fuzz_canonical.cpp) and on the parser against its nlohmann-json reference
+# (fuzz/fuzz_differential.cpp). FUZZ_SECONDS is the total run time, split evenly between the two
+# (make test: 20, make fuzz: 600).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 SECONDS_TO_RUN=${FUZZ_SECONDS:-20}
+TARGETS=(fuzz_canonical fuzz_differential)
+PER_TARGET=$(( SECONDS_TO_RUN / ${#TARGETS[@]} ))
+(( PER_TARGET >= 1 )) || PER_TARGET=1
 CXX=clang++ cmake -S . -B build-fuzz -DIDEM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j"$JOBS" --target fuzz_canonical >/dev/null
-mkdir -p fuzz/corpus
-# The corpus grows across runs (git-ignored); the committed seeds start it.
-./build-fuzz/fuzz_canonical -max_total_time="$SECONDS_TO_RUN" -print_final_stats=1 -max_len=4096 \
-  -artifact_prefix=fuzz/ fuzz/corpus fuzz/seeds 2>&1 | tail -n 25
+cmake --build build-fuzz -j"$JOBS" --target "${TARGETS[@]}" >/dev/null
+for target in "${TARGETS[@]}"; do
+  # Each corpus grows across runs (git-ignored); the committed seeds start both.
+  mkdir -p "fuzz/corpus/$target"
+  echo "== $target (${PER_TARGET} s)"
+  ./build-fuzz/"$target" -max_total_time="$PER_TARGET" -print_final_stats=1 -max_len=4096 \
+    -artifact_prefix=fuzz/ "fuzz/corpus/$target" fuzz/seeds 2>&1 | tail -n 25
+done

@@ -6,7 +6,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential make cmake pkg-config git
   postgresql-15 postgresql-client-15 postgresql-server-dev-15
-  libpqxx-dev libssl-dev nlohmann-json3-dev
+  libpqxx-dev libssl-dev
+  nlohmann-json3-dev         # the reference parser of the differential tests and fuzzer
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for `make fuzz`
   nodejs                     # reference ECMAScript number formatting in the conformance test

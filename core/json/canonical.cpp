@@ -147,7 +147,7 @@ const Value* find_inexact(const Value& v, std::string& pointer) {
 
 std::string canonicalize(const Value& doc) {
   std::string out;
-  out.reserve(1024);  // one allocation for typical request bodies; larger ones grow by doubling
+  out.reserve(4096);  // one allocation for typical request bodies; larger ones grow by doubling
   write(doc, out);
   return out;
 }

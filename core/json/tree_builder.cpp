@@ -53,9 +53,8 @@ std::string display_name(std::string_view name) {
   throw Error(ErrorCode::JsonInvalid, message, "send each member name once per object");
 }
 
-// Index of the earliest member whose name already appeared before it, or keys.size().
-std::size_t first_duplicate(const std::vector<std::string>& keys) {
-  const std::size_t n = keys.size();
+// Index of the earliest member whose name already appeared before it, or n.
+std::size_t first_duplicate(const std::string* keys, std::size_t n) {
   if (n < 2) return n;
   if (n <= kLinearScanLimit) {
     for (std::size_t j = 1; j < n; ++j) {
@@ -80,6 +79,15 @@ std::size_t first_duplicate(const std::vector<std::string>& keys) {
 }
 
 }  // namespace
+
+namespace detail {
+
+void check_unique_names(const std::string* keys, std::size_t n, const std::size_t* offsets) {
+  const std::size_t dup = first_duplicate(keys, n);
+  if (dup != n) throw_duplicate(keys[dup], offsets[dup]);
+}
+
+}  // namespace detail
 
 void TreeBuilder::add(Value v) {
   if (stack_.empty()) {
@@ -128,8 +136,7 @@ void TreeBuilder::key(std::string name, std::size_t offset) {
 void TreeBuilder::end_object() {
   const std::vector<std::string>& keys = stack_.back()->keys;
   const std::size_t n = keys.size();
-  const std::size_t dup = first_duplicate(keys);
-  if (dup != n) throw_duplicate(keys[dup], key_offsets_[key_offsets_.size() - n + dup]);
+  detail::check_unique_names(keys.data(), n, key_offsets_.data() + key_offsets_.size() - n);
   key_offsets_.resize(key_offsets_.size() - n);
   stack_.pop_back();
 }

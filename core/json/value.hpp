@@ -22,8 +22,9 @@ struct Value {
   std::vector<std::string> keys;
 };
 
-// Receives a document as a stream of events and assembles a Value. The strict text parser and the
-// extension's jsonb walker both feed it, so both paths share one canonicalizer.
+// Receives a document as a stream of events and assembles a Value: the extension's jsonb walker
+// feeds it. The strict text parser builds the same Value itself (faster), with the same duplicate
+// check (detail::check_unique_names), so both paths share one canonicalizer.
 // Duplicate member names are refused here (ErrorCode::JsonInvalid), `offset` names the byte
 // (0 means unknown, e.g. from a jsonb walk, and is left out of the message). Nesting deeper than
 // kMaxDepth (parser.hpp) is refused too, so every consumer of a Value may recurse.
@@ -55,5 +56,12 @@ class TreeBuilder {
   std::vector<std::size_t> key_offsets_;
   bool has_root_ = false;
 };
+
+namespace detail {
+// TreeBuilder::end_object's duplicate check, for a parser that builds Values itself: refuses
+// (ErrorCode::JsonInvalid) the earliest of the n names that appeared before it, naming the byte
+// offsets[i] of its name (0: unknown). Up to 32 names by comparing pairs, above by sorting.
+void check_unique_names(const std::string* keys, std::size_t n, const std::size_t* offsets);
+}  // namespace detail
 
 }  // namespace idem::json
