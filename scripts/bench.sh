@@ -135,6 +135,9 @@ expect() {
 
 clear_tables() { q -c "TRUNCATE bench_orders, idem.keys" >/dev/null; }
 
+# Fencing tokens issued so far (one global sequence: each acquired or resumed attempt takes one).
+tokens_issued() { q -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM idem.fencing_token_seq"; }
+
 floor() {
   clear_tables
   run floor floor.sql "$@"
@@ -143,19 +146,24 @@ floor() {
 
 new_key() {
   clear_tables
+  local before
+  before=$(tokens_issued)
   run new_key new_key.sql "$@"
-  expect "new_key $1 clients: resolved keys = transactions" \
-    "$(q -c "SELECT count(*) FROM idem.keys WHERE status = 'resolved' AND attempt = 1")" "$TXNS"
+  expect "new_key $1 clients: resolved first-generation keys = transactions" \
+    "$(q -c "SELECT count(*) FROM idem.keys WHERE status = 'resolved' AND generation = 1")" "$TXNS"
+  expect "new_key $1 clients: one attempt per transaction" $(($(tokens_issued) - before)) "$TXNS"
   expect "new_key $1 clients: all keys = transactions" "$(q -c "SELECT count(*) FROM idem.keys")" "$TXNS"
   expect "new_key $1 clients: orders = transactions" "$(q -c "SELECT count(*) FROM bench_orders")" "$TXNS"
 }
 
 replay() {
+  local before
+  before=$(q -c "SELECT count(*) || ' keys, token sum ' || sum(attempt) FROM idem.keys WHERE status = 'resolved'")
   run replay replay.sql "$@" -D replay_keys="$BENCH_REPLAY_KEYS"
-  # A replay writes nothing: every key still at its first attempt, no order added.
+  # A replay writes nothing: the same resolved keys with the same tokens, no order added.
   expect "replay $1 clients: keys unchanged" \
-    "$(q -c "SELECT count(*) || ' keys, ' || sum(attempt) || ' attempts' FROM idem.keys WHERE status = 'resolved'")" \
-    "$BENCH_REPLAY_KEYS keys, $BENCH_REPLAY_KEYS attempts"
+    "$(q -c "SELECT count(*) || ' keys, token sum ' || sum(attempt) FROM idem.keys WHERE status = 'resolved'")" \
+    "$before"
   expect "replay $1 clients: orders unchanged" "$(q -c "SELECT count(*) FROM bench_orders")" "$BENCH_REPLAY_KEYS"
 }
 
@@ -163,6 +171,8 @@ contended() {
   clear_tables
   q -c "ALTER SEQUENCE bench_outcome_acquired RESTART" -c "ALTER SEQUENCE bench_outcome_replay RESTART" \
     -c "ALTER SEQUENCE bench_outcome_in_progress RESTART" -c "ALTER SEQUENCE bench_outcome_other RESTART" >/dev/null
+  local before
+  before=$(tokens_issued)
   run contended contended.sql "$@" -D ttl_ms="$BENCH_CONTENTION_TTL_MS"
   local mix
   mix=$(q -F ' ' -c "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM bench_outcome_acquired),
@@ -170,7 +180,7 @@ contended() {
                             (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM bench_outcome_in_progress),
                             (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM bench_outcome_other),
                             (SELECT count(*) FROM bench_orders),
-                            (SELECT coalesce(sum(attempt), 0) FROM idem.keys)")
+                            (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM idem.fencing_token_seq) - $before")
   read -r acquired replayed busy other orders attempts <<<"$mix"
   echo "   outcomes: acquired $acquired, replay $replayed, in_progress $busy, other $other" |
     tee -a "$OUT/contended-mix.txt"
@@ -178,7 +188,7 @@ contended() {
   expect "contended $1 clients: outcomes counted = transactions" $((acquired + replayed + busy + other)) "$TXNS"
   expect "contended $1 clients: no mismatch/resumed" "$other" 0
   expect "contended $1 clients: orders = acquired" "$orders" "$acquired"
-  expect "contended $1 clients: attempts = acquired" "$attempts" "$acquired"
+  expect "contended $1 clients: tokens issued = acquired" "$attempts" "$acquired"
 }
 
 step "pgbench: ${BENCH_SECONDS} s per run, protocol prepared; logs and pg_stat_statements in $OUT"
