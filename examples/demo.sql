@@ -25,11 +25,11 @@ SELECT tenant, encode(idem.scope_digest(tenant, 'checkout', 'cart_42', 'c0ffee00
 \echo
 \echo '3. A checkout: acquire, business write, complete — one transaction'
 BEGIN;
-SELECT outcome, attempt, generation FROM idem.acquire('acme', 'c0ffee00-1111-4222-8333-444455556666', '{"cart":"cart_42","amount_cents":1999}'::jsonb, caller => 'checkout', resource => 'cart_42') \gset
-\echo '   acquire ->' :outcome '(attempt' :attempt ')'
+SELECT outcome, handle, attempt FROM idem.acquire('acme', 'c0ffee00-1111-4222-8333-444455556666', '{"cart":"cart_42","amount_cents":1999}'::jsonb, caller => 'checkout', resource => 'cart_42') \gset
+\echo '   acquire ->' :outcome ', fencing token' :attempt
 INSERT INTO orders VALUES ('acme', 'ord_1001', 1999);
-SELECT idem.complete('acme:' || encode(idem.scope_digest('acme', 'checkout', 'cart_42', 'c0ffee00-1111-4222-8333-444455556666'), 'hex'),
-                     1, 201, '{"Location":"/orders/ord_1001","Content-Type":"application/json"}',
+SELECT 'stored with the order, in the same transaction' AS complete
+  FROM idem.complete(:'handle', :attempt, 201, '{"Location":"/orders/ord_1001","Content-Type":"application/json"}',
                      convert_to('{"order_id":"ord_1001","status":"created"}', 'UTF8'), 'ord_1001');
 COMMIT;
 
@@ -45,18 +45,21 @@ SELECT outcome FROM idem.acquire('acme', 'c0ffee00-1111-4222-8333-444455556666',
 
 \echo
 \echo '6. A payment capture crashes after charging: the lease expires and the retry resumes at the checkpoint'
-SELECT outcome, attempt FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb, lease => '200 milliseconds');
-SELECT idem.checkpoint('acme:' || encode(idem.scope_digest('acme', '', '', 'capture-7d3f0a9e-5b1c-4e2a'), 'hex'), 1, 'charge_created', '{"charge_id":"ch_77"}') IS NOT NULL AS checkpointed;
+SELECT outcome, handle AS capture, attempt AS first_token FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb, lease => '200 milliseconds') \gset
+\echo '   acquire ->' :outcome ', fencing token' :first_token
+SELECT idem.checkpoint(:'capture', :first_token, 'charge_created', '{"charge_id":"ch_77"}') IS NOT NULL AS checkpointed;
 \echo '   ... the worker dies here. A concurrent retry while the lease lives gets in_progress (HTTP 409):'
 SELECT outcome, retry_after FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb);
 SELECT pg_sleep(0.3) AS waiting_for_the_lease_to_expire;
-SELECT outcome, attempt, recovery_point, recovery_data FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb);
+SELECT outcome, attempt AS new_token, recovery_point, recovery_data FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb) \gset
+\echo '   acquire ->' :outcome ', fencing token' :new_token ', resume after' :recovery_point :recovery_data
 \echo '   The dead worker comes back and tries to record its result: fenced out.'
 \set ON_ERROR_STOP off
-SELECT idem.complete('acme:' || encode(idem.scope_digest('acme', '', '', 'capture-7d3f0a9e-5b1c-4e2a'), 'hex'), 1, 200, '{}', 'stale');
+SELECT idem.complete(:'capture', :first_token, 200, '{}', 'stale');
 \set ON_ERROR_STOP on
-SELECT idem.complete('acme:' || encode(idem.scope_digest('acme', '', '', 'capture-7d3f0a9e-5b1c-4e2a'), 'hex'), 2, 200, '{}', convert_to('{"charge_id":"ch_77","status":"paid"}', 'UTF8'));
-SELECT status, attempt, recovery_point, convert_from(response_body, 'UTF8') AS stored_response FROM idem.keys WHERE client_key = 'capture-7d3f0a9e-5b1c-4e2a';
+\echo '   The new holder verifies charge ch_77 with the processor (no second charge) and completes:'
+SELECT 'stored' AS complete FROM idem.complete(:'capture', :new_token, 200, '{}', convert_to('{"charge_id":"ch_77","status":"paid"}', 'UTF8'));
+SELECT status, attempt = :new_token AS completed_by_new_holder, recovery_point, convert_from(response_body, 'UTF8') AS stored_response FROM idem.keys WHERE client_key = 'capture-7d3f0a9e-5b1c-4e2a';
 
 \echo
 \echo '7. Bad input gets a named error and changes nothing'

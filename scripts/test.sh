@@ -31,6 +31,11 @@ regress() {
   fi
 }
 
+run_demo_script() {
+  psql "$IDEM_TEST_URL" -qAtX -c "DROP DATABASE IF EXISTS idem_demo_check" -c "CREATE DATABASE idem_demo_check" >/dev/null &&
+    psql "${IDEM_TEST_URL%/*}/idem_demo_check" -X -q -v ON_ERROR_STOP=1 -f examples/demo.sql >/dev/null 2>&1
+}
+
 export PGPORT=${PGPORT:-54320}
 suite "build + install extension" build_and_install_extension || true
 suite "build core, tests (cmake)" build_cmake -DIDEM_BENCH=OFF
@@ -39,6 +44,7 @@ suite "start throwaway PostgreSQL" scripts/pg.sh start
 export IDEM_TEST_URL=$(scripts/pg.sh url)
 suite "pg_regress + isolation specs" regress
 suite "payload_hash == sha256sum(canonical bytes)" scripts/check-sha256sum.sh
+suite "demo script runs to the end (examples/demo.sql)" run_demo_script
 suite "integration + stress tests (libpqxx)" build/integration_tests --gtest_brief=1
 suite "fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-20} s)" env FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/fuzz.sh
 
