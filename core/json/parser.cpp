@@ -13,146 +13,17 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/json/lexical.hpp"
+#include "core/json/parse_messages.hpp"
 #include "core/json/pointer.hpp"
 
 namespace idem::json {
 namespace {
 
-const char kHint[] =
-    "send one JSON value in UTF-8 (RFC 8259, I-JSON): no comments, no trailing commas, no "
-    "NaN/Infinity, unique member names";
+using namespace detail;  // the parser's lexical helpers and messages
 
 // Largest number of integer digits that cannot overflow a double (10^308 - 1 < DBL_MAX).
 constexpr std::size_t kSafeIntegerDigits = 308;
-
-[[noreturn]] void throw_invalid(std::size_t offset, const std::string& what) {
-  throw Error(ErrorCode::JsonInvalid,
-              "invalid JSON at byte " + std::to_string(offset) + ": " + what, kHint);
-}
-
-// Where the parser wanted a token, named as the messages name it: "while parsing <context>", and
-// what was expected there.
-enum class Ctx : std::uint8_t { Value, ObjectKey, ObjectSeparator, Array, Object, End };
-
-struct CtxText {
-  const char* context;
-  const char* expected;
-};
-
-CtxText ctx_text(Ctx ctx) {
-  switch (ctx) {
-    case Ctx::Value: return {"value", "'[', '{', or a literal"};
-    case Ctx::ObjectKey: return {"object key", "string literal"};
-    case Ctx::ObjectSeparator: return {"object separator", "':'"};
-    case Ctx::Array: return {"array", "']'"};
-    case Ctx::Object: return {"object", "'}'"};
-    case Ctx::End: return {"value", "end of input"};
-  }
-  return {"value", "'[', '{', or a literal"};
-}
-
-// Byte classes. String: 1 for bytes copied as they are (U+0020..U+007F but '"' and '\\').
-// Whitespace: the four RFC 8259 allows.
-constexpr std::array<bool, 256> make_plain() {
-  std::array<bool, 256> t{};
-  for (int c = 0x20; c < 0x80; ++c) t[c] = c != '"' && c != '\\';
-  return t;
-}
-constexpr std::array<bool, 256> kPlain = make_plain();
-
-constexpr std::array<bool, 256> make_space() {
-  std::array<bool, 256> t{};
-  t[' '] = t['\t'] = t['\n'] = t['\r'] = true;
-  return t;
-}
-constexpr std::array<bool, 256> kSpace = make_space();
-
-// True when one of the 8 bytes at `p` is '"', '\\', below 0x20 or above 0x7F (SWAR: the
-// zero-byte test (v - 0x01..) & ~v & 0x80.. has no false negatives, only false positives after a
-// true hit, and the byte loop that follows sorts those out).
-inline bool has_special_byte(const char* p) {
-  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
-  std::uint64_t w;
-  std::memcpy(&w, p, 8);
-  const std::uint64_t quote = w ^ (kOnes * '"');
-  const std::uint64_t backslash = w ^ (kOnes * '\\');
-  const std::uint64_t hits = (w | ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) |
-                              ((backslash - kOnes) & ~backslash)) &
-                             kHigh;
-  return hits != 0;
-}
-
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-inline int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Raw input quoted in a message: control characters as <U+XXXX>, bytes >= 0x80 as \xNN, so the
-// message is one line of valid UTF-8 whatever the input.
-std::string quote_input(const char* from, const char* to) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char* p = from; p < to; ++p) {
-    const unsigned char c = static_cast<unsigned char>(*p);
-    if (c < 0x20) {
-      out += "<U+00";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-      out += '>';
-    } else if (c >= 0x80) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-std::string control_message(unsigned char c) {
-  static const char* const kNames[32] = {"NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL",
-                                         "BS",  "HT",  "LF",  "VT",  "FF",  "CR",  "SO",  "SI",
-                                         "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB",
-                                         "CAN", "EM",  "SUB", "ESC", "FS",  "GS",  "RS",  "US"};
-  static const char kHex[] = "0123456789ABCDEF";
-  const std::string code = std::string("00") + kHex[c >> 4] + kHex[c & 0xF];
-  std::string out = "invalid string: control character U+" + code + " (" + kNames[c] +
-                    ") must be escaped to \\u" + code;
-  switch (c) {
-    case '\b': out += " or \\b"; break;
-    case '\t': out += " or \\t"; break;
-    case '\n': out += " or \\n"; break;
-    case '\f': out += " or \\f"; break;
-    case '\r': out += " or \\r"; break;
-    default: break;
-  }
-  return out;
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    const char b[2] = {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
-    out.append(b, 2);
-  } else if (cp < 0x10000) {
-    const char b[3] = {static_cast<char>(0xE0 | (cp >> 12)),
-                       static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
-                       static_cast<char>(0x80 | (cp & 0x3F))};
-    out.append(b, 3);
-  } else {
-    const char b[4] = {
-        static_cast<char>(0xF0 | (cp >> 18)), static_cast<char>(0x80 | ((cp >> 12) & 0x3F)),
-        static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), static_cast<char>(0x80 | (cp & 0x3F))};
-    out.append(b, 4);
-  }
-}
 
 class Parser {
  public:
@@ -497,17 +368,8 @@ void Parser::fail(Ctx ctx) {
       scan_string(ctx, ignored);
       unexpected(at, "string literal", ctx);
     }
-    case '-':
-    case '0':
-    case '1':
-    case '2':
-    case '3':
-    case '4':
-    case '5':
-    case '6':
-    case '7':
-    case '8':
-    case '9': {
+    case '-': case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9': {
       std::size_t int_digits = 0;
       bool has_exponent = false;
       scan_number(ctx, int_digits, has_exponent);
@@ -536,17 +398,8 @@ value:
   if (p_ == end_) fail(Ctx::Value);
   switch (*p_) {
     case '"': scan_string(Ctx::Value, push(Kind::String).text); break;
-    case '-':
-    case '0':
-    case '1':
-    case '2':
-    case '3':
-    case '4':
-    case '5':
-    case '6':
-    case '7':
-    case '8':
-    case '9': number(); break;
+    case '-': case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9': number(); break;
     case 't':
       literal("true", 4, Ctx::Value);
       push(Kind::True);

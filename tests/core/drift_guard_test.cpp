@@ -20,14 +20,14 @@ std::string golden_path() {
   return std::string(IDEM_SOURCE_DIR) + "/tests/golden/fingerprint_scheme" + std::to_string(kFingerprintScheme) + ".json";
 }
 
-constexpr const char* kWhatToDo =
+constexpr const char* kRemedy =
     "If the change is intended, give it a new scheme: bump kFingerprintScheme in core/fingerprint.hpp "
     "and add tests/golden/fingerprint_scheme<N>.json. Never rewrite a released scheme's vectors.";
 
 TEST(DriftGuard, GoldenVectorsOfTheCurrentSchemeHold) {
   std::ifstream in(golden_path());
   ASSERT_TRUE(in.good()) << "ERR_BREAKING_IDEMPOTENCY_DRIFT: no golden vectors for fingerprint scheme "
-                         << kFingerprintScheme << " at " << golden_path() << ". " << kWhatToDo;
+                         << kFingerprintScheme << " at " << golden_path() << ". " << kRemedy;
   const auto vectors = nlohmann::json::parse(in);
   ASSERT_GE(vectors.size(), 20u);
   std::size_t checked = 0;
@@ -43,14 +43,14 @@ TEST(DriftGuard, GoldenVectorsOfTheCurrentSchemeHold) {
       hash = hash::to_hex(fingerprint_text(input, exclude).hash);
     } catch (const std::exception& e) {
       ADD_FAILURE() << "ERR_BREAKING_IDEMPOTENCY_DRIFT: scheme " << kFingerprintScheme << " no longer accepts "
-                    << input << " (" << e.what() << "). " << kWhatToDo;
+                    << input << " (" << e.what() << "). " << kRemedy;
       continue;
     }
     EXPECT_EQ(canonical, expected_canonical)
         << "ERR_BREAKING_IDEMPOTENCY_DRIFT: canonical output of scheme " << kFingerprintScheme << " changed for "
-        << input << ". " << kWhatToDo;
+        << input << ". " << kRemedy;
     EXPECT_EQ(hash, expected_hash) << "ERR_BREAKING_IDEMPOTENCY_DRIFT: payload hash of scheme " << kFingerprintScheme
-                                   << " changed for " << input << ". " << kWhatToDo;
+                                   << " changed for " << input << ". " << kRemedy;
     ++checked;
   }
   EXPECT_EQ(checked, vectors.size());
