@@ -5,13 +5,10 @@
 extern "C" {
 #include "postgres.h"  // Datum, palloc, ereport: the base of every other header
 
-#include "access/htup_details.h"  // heap_form_tuple for composite results
 #include "access/xact.h"          // RegisterXactCallback: the durability check at commit
 #include "catalog/namespace.h"    // get_namespace_oid / get_relname_relid for the durability check
 #include "catalog/pg_class.h"     // RELPERSISTENCE_PERMANENT
 #include "fmgr.h"                 // PG_FUNCTION_INFO_V1, FunctionCallInfo
-#include "funcapi.h"              // get_call_result_type for composite results
-#include "miscadmin.h"            // process_shared_preload_libraries_in_progress
 #include "utils/array.h"          // deconstruct_array for the text[] of excluded pointers
 #include "utils/builtins.h"       // text_to_cstring, cstring_to_text_with_len
 #include "utils/guc.h"            // DefineCustom*Variable, GetConfigOption
@@ -19,8 +16,3 @@ extern "C" {
 #include "utils/lsyscache.h"      // get_rel_persistence
 #include "utils/numeric.h"        // numeric_out for jsonb numbers
 }
-
-// C++ code must not see these macro spellings from c.h as anything but what they are.
-#ifdef gettext
-#undef gettext
-#endif
