@@ -221,3 +221,14 @@ SELECT expect_error($$SELECT idem.payload_hash('{"a":1}'::jsonb, ARRAY['/a', NUL
 SELECT expect_error($$SELECT idem.payload_hash('{"a":1}'::text, ARRAY[NULL]::text[])$$);
 -- A two-dimensional exclude list is refused by the array conversion.
 SELECT expect_error($$SELECT idem.payload_hash('{"a":1}'::jsonb, '{{/a},{/b}}')$$);
+
+--
+-- fingerprint(): the hash with the scheme that produced it, equal to payload_hash for both inputs.
+--
+SELECT encode(hash, 'hex') = encode(idem.payload_hash('{"b":1,"a":[1.50]}'::jsonb), 'hex') AS same_hash, scheme
+  FROM idem.fingerprint('{"b":1,"a":[1.50]}'::jsonb);
+SELECT hash = idem.payload_hash('{"b":1,"a":[1.50]}'::jsonb) AS text_equals_jsonb, scheme
+  FROM idem.fingerprint('{"a":[1.5],"b":1}'::text);
+SELECT hash = idem.payload_hash('{"a":2}'::jsonb) AS excluded
+  FROM idem.fingerprint('{"a":2,"trace":"t-1"}'::jsonb, '{/trace}');
+SELECT expect_error($$SELECT idem.fingerprint('{"a":1,"a":2}'::text)$$);

@@ -29,3 +29,16 @@ CREATE FUNCTION idem.fingerprint_scheme() RETURNS integer
   LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION idem.fingerprint_scheme() IS
   'The fingerprint scheme payload_hash implements and every record stores (1 = RFC 8785 + SHA-256, exact numbers only).';
+
+-- The hash together with the scheme that produced it, as a record stores them.
+CREATE FUNCTION idem.fingerprint(payload jsonb, exclude text[] DEFAULT '{}', OUT hash bytea, OUT scheme integer)
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN (idem.payload_hash(payload, exclude), idem.fingerprint_scheme());
+COMMENT ON FUNCTION idem.fingerprint(jsonb, text[]) IS
+  'payload_hash with its scheme number: (hash bytea, scheme integer).';
+
+CREATE FUNCTION idem.fingerprint(payload text, exclude text[] DEFAULT '{}', OUT hash bytea, OUT scheme integer)
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN (idem.payload_hash(payload, exclude), idem.fingerprint_scheme());
+COMMENT ON FUNCTION idem.fingerprint(text, text[]) IS
+  'payload_hash of JSON text (strict parser) with its scheme number: (hash bytea, scheme integer).';

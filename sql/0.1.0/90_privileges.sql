@@ -17,6 +17,7 @@ GRANT USAGE ON SCHEMA idem TO idem_service, idem_auditor;
 -- Pure functions stay usable by anyone with schema usage: they read and write nothing.
 GRANT EXECUTE ON FUNCTION idem.canonical_json(text), idem.canonical_json(jsonb),
   idem.payload_hash(jsonb, text[]), idem.payload_hash(text, text[]), idem.fingerprint_scheme(),
+  idem.fingerprint(jsonb, text[]), idem.fingerprint(text, text[]),
   idem.validate_key(text), idem.scope_digest(text, text, text, text)
   TO idem_service, idem_auditor;
 
