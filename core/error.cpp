@@ -33,6 +33,14 @@ ErrorInfo info(ErrorCode code) noexcept {
 }  // namespace
 
 const char* error_name(ErrorCode code) noexcept { return info(code).name; }
+
+std::size_t utf8_clip_length(const char* text, std::size_t length, std::size_t max_bytes) noexcept {
+  if (length <= max_bytes) return length;
+  std::size_t cut = max_bytes;
+  // Step back over continuation bytes (10xxxxxx) to the start of the sequence that was cut.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
 const char* error_sqlstate(ErrorCode code) noexcept { return info(code).sqlstate; }
 
 Error::Error(ErrorCode code, const std::string& message, std::string hint)

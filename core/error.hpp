@@ -29,6 +29,10 @@ const char* error_name(ErrorCode code) noexcept;
 // Five-character SQLSTATE, e.g. "IK005".
 const char* error_sqlstate(ErrorCode code) noexcept;
 
+// The longest prefix of `text` of at most `max_bytes` bytes that does not cut a UTF-8 sequence,
+// so a clipped message stays valid in every client encoding.
+std::size_t utf8_clip_length(const char* text, std::size_t length, std::size_t max_bytes) noexcept;
+
 class Error : public std::runtime_error {
  public:
   // message: what went wrong, without the error name (what() prefixes it).

@@ -24,8 +24,10 @@ struct Failure {
 };
 
 inline void copy_text(char* dst, std::size_t cap, const char* src) noexcept {
-  std::strncpy(dst, src ? src : "", cap - 1);
-  dst[cap - 1] = '\0';
+  if (src == nullptr) src = "";
+  const std::size_t n = utf8_clip_length(src, std::strlen(src), cap - 1);
+  std::memcpy(dst, src, n);
+  dst[n] = '\0';
 }
 
 [[noreturn]] void raise(const Failure& failure);
@@ -48,7 +50,9 @@ Datum Invoke(Impl impl, FunctionCallInfo fcinfo) noexcept {
     boundary_detail::copy_text(failure.message, sizeof failure.message, "ERR_OUT_OF_MEMORY: out of memory in pg_idempotency");
   } catch (const std::exception& e) {
     boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(ErrorCode::Internal));
-    snprintf(failure.message, sizeof failure.message, "ERR_INTERNAL: unexpected C++ exception: %s", e.what());
+    char text[2 * sizeof failure.message];  // longer than the message: copy_text clips on a character
+    snprintf(text, sizeof text, "ERR_INTERNAL: unexpected C++ exception: %s", e.what());
+    boundary_detail::copy_text(failure.message, sizeof failure.message, text);
   } catch (...) {
     boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(ErrorCode::Internal));
     boundary_detail::copy_text(failure.message, sizeof failure.message, "ERR_INTERNAL: unexpected non-standard C++ exception");

@@ -33,8 +33,10 @@ Datum payload_hash_jsonb(FunctionCallInfo fcinfo) {
 }
 
 Datum payload_hash_text(FunctionCallInfo fcinfo) {
+  // Detoast the payload before any C++ object lives in this frame (text_arg may elog).
+  const std::string_view payload = *datum::text_arg(fcinfo, 0);
   auto exclude = datum::text_array_arg(fcinfo, 1, "exclude");
-  return datum::bytea_datum(fingerprint(strict_text_arg(fcinfo, 0), exclude).hash);
+  return datum::bytea_datum(fingerprint(json::parse_strict(payload), exclude).hash);
 }
 
 Datum fingerprint_scheme(FunctionCallInfo) { return Int32GetDatum(kFingerprintScheme); }

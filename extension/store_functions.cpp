@@ -34,7 +34,8 @@ Datum handle_digest(FunctionCallInfo fcinfo) {
   const auto handle = datum::text_arg(fcinfo, 0);
   const auto refuse = [&] {
     return Error(ErrorCode::ArgumentInvalid,
-                 (handle ? "'" + std::string(handle->substr(0, 200)) + "'" : std::string("NULL")) +
+                 (handle ? "'" + std::string(handle->substr(0, utf8_clip_length(handle->data(), handle->size(), 200))) + "'"
+                        : std::string("NULL")) +
                      " is not a handle returned by idem.acquire",
                  "Pass the handle column of the acquire result unchanged.");
   };
@@ -48,6 +49,12 @@ Datum handle_digest(FunctionCallInfo fcinfo) {
     digest[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
   return datum::bytea_datum(digest);
+}
+
+// A batch transaction that meets its own key again must see it as executing (in_progress),
+// even once the lease has run out: only another transaction may take it over.
+Datum written_by_current_transaction(FunctionCallInfo fcinfo) {
+  return BoolGetDatum(TransactionIdIsCurrentTransactionId(DatumGetTransactionId(PG_GETARG_DATUM(0))));
 }
 
 bool setting_is(const char* name, const char* value) {
@@ -100,7 +107,7 @@ void check_durability_at_commit(XactEvent event, void*) {
   wrote_records_in_transaction = false;
   if (setting_is("fsync", "off") || setting_is("synchronous_commit", "off")) {
     ereport(ERROR, (errcode(MAKE_SQLSTATE('I', 'K', '0', '0', '7')),
-                    errmsg("ERR_NON_ATOMIC_IDEMPOTENCY_STORE: this transaction called idem.acquire or idem.complete and "
+                    errmsg("ERR_NON_ATOMIC_IDEMPOTENCY_STORE: this transaction called idem.acquire, checkpoint or complete and "
                            "would commit with fsync or synchronous_commit off: a completed response could be lost in a crash "
                            "and its retry executed twice"),
                     errhint("Do not turn synchronous_commit off in a transaction that calls idem.acquire or idem.complete.")));
@@ -115,6 +122,11 @@ Datum idem_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::lock_key, fcin
 
 PG_FUNCTION_INFO_V1(idem_handle_digest);
 Datum idem_handle_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_digest, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_written_by_current_transaction);
+Datum idem_written_by_current_transaction(PG_FUNCTION_ARGS) {
+  return idem::Invoke(idem::written_by_current_transaction, fcinfo);
+}
 
 PG_FUNCTION_INFO_V1(idem_require_durable_store);
 Datum idem_require_durable_store(PG_FUNCTION_ARGS) { return idem::Invoke(idem::require_durable_store, fcinfo); }

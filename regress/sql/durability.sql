@@ -121,3 +121,14 @@ SELECT count(*) AS no_record FROM idem.keys WHERE client_key = 'durable-key-0009
 -- Durable again: the lease taken before completes normally.
 SELECT idem.complete(:'h8', :a8, 204, NULL, NULL);
 SELECT outcome, response_status FROM idem.acquire('t-dur', 'durable-key-0008', '{}'::jsonb);
+
+--
+-- checkpoint refuses too: a lost checkpoint would resume from an older recovery point and
+-- repeat the side effect it recorded.
+--
+SELECT handle AS hc, attempt AS ac FROM idem.acquire('t-dur', 'durability-checkpoint-01', '{}'::jsonb) \gset
+BEGIN;
+SET LOCAL synchronous_commit = off;
+SELECT expect_error(format('SELECT idem.checkpoint(%L, %s, %L)', :'hc', :ac, 'charge_created'));
+ROLLBACK;
+SELECT recovery_point IS NULL AS unchanged FROM idem.keys WHERE client_key = 'durability-checkpoint-01';

@@ -72,7 +72,9 @@ SELECT attempt AS t3 FROM takeover_3 \gset
 SELECT outcome, attempt > :t2 AS new_token, recovery_point, recovery_data FROM takeover_3;
 SELECT expect_error(format('SELECT idem.checkpoint(%L, %s, %L)', :'h2', :t2, 'step_3'), jsonb_build_object('t2', :t2, 't3', :t3));
 SELECT idem.release(:'h2', :t3, 'gave up');
--- After a release the next acquire is a fresh attempt without the old recovery point.
+-- Released after a checkpoint: the side effect may have happened, so the next acquire resumes at
+-- the recovery point (never a fresh attempt that would repeat it), and another payload is refused.
+SELECT outcome FROM idem.acquire('t-lease', 'lease-key-000002', '[2]'::jsonb);
 SELECT outcome, attempt > :t3 AS new_token, recovery_point, recovery_data FROM idem.acquire('t-lease', 'lease-key-000002', '[1]'::jsonb);
 
 --
@@ -167,3 +169,24 @@ SELECT outcome, retry_after FROM idem.acquire('t-lease', :k1, '{"amount":700}'::
 SELECT expect_error($$SELECT idem.acquire('t-lease', 'lease-key-000012', '{}'::jsonb, lease => '-5 seconds')$$);
 SELECT expect_error($$SELECT idem.acquire('t-lease', 'lease-key-000012', '{}'::jsonb, lease => '0 seconds')$$);
 SELECT count(*) AS nothing_recorded FROM idem.keys WHERE client_key = 'lease-key-000012';
+
+--
+-- The same transaction meeting its own key again, after its lease ran out, is still executing
+-- it: in_progress, never a takeover of itself.
+--
+BEGIN;
+SELECT outcome FROM idem.acquire('t-lease', 'lease-key-same-txn', '{}'::jsonb, lease => '50 milliseconds');
+SELECT pg_sleep(0.1);
+SELECT outcome FROM idem.acquire('t-lease', 'lease-key-same-txn', '{}'::jsonb);
+SAVEPOINT inner_step;
+SELECT outcome FROM idem.acquire('t-lease', 'lease-key-same-txn', '{}'::jsonb);
+RELEASE SAVEPOINT inner_step;
+COMMIT;
+-- Another transaction may take it over.
+SELECT outcome FROM idem.acquire('t-lease', 'lease-key-same-txn', '{}'::jsonb);
+
+--
+-- pg_dump keeps the records and the fencing-token sequence (extension configuration tables).
+--
+SELECT array_agg(c::regclass::text ORDER BY c::regclass::text) AS dumped
+  FROM pg_extension e, unnest(e.extconfig) AS c WHERE e.extname = 'pg_idempotency';

@@ -7,6 +7,12 @@ CREATE FUNCTION idem._lock_key(scope_digest bytea) RETURNS bigint
 COMMENT ON FUNCTION idem._lock_key(bytea) IS
   'Transaction advisory-lock key of a scoped key: the first 8 bytes of its digest.';
 
+CREATE FUNCTION idem._written_by_current_transaction(row_xmin xid) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'idem_written_by_current_transaction'
+  LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION idem._written_by_current_transaction(xid) IS
+  'True when a row version with this xmin was written by the current transaction or one of its subtransactions.';
+
 CREATE FUNCTION idem._require_durable_store() RETURNS void
   AS 'MODULE_PATHNAME', 'idem_require_durable_store'
   LANGUAGE C STABLE;
@@ -50,6 +56,12 @@ CREATE TABLE idem.keys (
 ) WITH (fillfactor = 90);  -- room for the acquire -> complete update on the same page
 COMMENT ON TABLE idem.keys IS
   'One row per scoped idempotency key; written only through idem.acquire/checkpoint/complete/release/purge_expired.';
+
+-- pg_dump must carry the records and the token sequence: an extension's tables are otherwise
+-- left out, and a restore would forget every resolved key (retries would execute again) and
+-- issue fencing tokens a second time.
+SELECT pg_catalog.pg_extension_config_dump('idem.keys', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.fencing_token_seq', '');
 
 -- purge_expired walks this in expiry order; in_progress rows (expires_at NULL) are not in it.
 CREATE INDEX keys_expires_at_idx ON idem.keys (expires_at) WHERE expires_at IS NOT NULL;

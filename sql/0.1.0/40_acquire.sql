@@ -13,9 +13,9 @@ CREATE FUNCTION idem._acquire(p_tenant text, p_digest bytea, p_key text, p_hash 
   -- search_path: a second SECURITY DEFINER/SET here would only cost a GUC save and restore.
   LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  r            idem.keys;
+  r            record;   -- the key's row, with row_xmin: who wrote this version
   res          idem.acquire_result;
-  v_now        timestamptz;
+  v_now        timestamptz := clock_timestamp();
   v_lease      interval := coalesce(p_lease, current_setting('idem.lease_timeout')::interval);
   v_ttl        interval := coalesce(p_ttl, current_setting('idem.default_ttl')::interval);
   v_lock       bigint := idem._lock_key(p_digest);
@@ -24,7 +24,8 @@ DECLARE
   v_poll       float8 := 0.005;
   v_read_committed boolean := current_setting('transaction_isolation') = 'read committed';
 BEGIN
-  IF v_lease <= interval '0' OR v_ttl <= interval '0' THEN
+  -- Compared as instants: '1 month -30 days' is not positive on every date.
+  IF v_now + v_lease <= v_now OR v_now + v_ttl <= v_now THEN
     RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: lease (%) and ttl (%) must be positive intervals', v_lease, v_ttl
       USING ERRCODE = 'IK012';
   END IF;
@@ -36,8 +37,31 @@ BEGIN
   res.handle := idem._handle(p_tenant, p_digest);
 
   LOOP
-    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
-    v_found := FOUND;
+    IF NOT v_locked THEN
+      SELECT k.*, k.xmin AS row_xmin INTO r FROM idem.keys k
+       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
+      v_found := FOUND;
+    ELSE
+      -- Under the key's lock, also lock the row, but never wait for it: the only other row
+      -- lockers are purge_expired (and a stale holder's complete, racing to lose).
+      SELECT k.*, k.xmin AS row_xmin INTO r FROM idem.keys k
+       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest
+         FOR NO KEY UPDATE SKIP LOCKED;
+      v_found := FOUND;
+      IF NOT v_found THEN
+        PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
+        IF FOUND THEN
+          IF p_on_busy = 'wait' THEN
+            PERFORM pg_sleep(v_poll);
+            v_poll := least(v_poll * 2, 0.1);
+            CONTINUE;
+          END IF;
+          res.outcome := 'in_progress';
+          res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
+          RETURN res;
+        END IF;
+      END IF;
+    END IF;
     v_now := clock_timestamp();
 
     IF v_found AND r.status = 'resolved' AND r.expires_at > v_now THEN
@@ -55,10 +79,14 @@ BEGIN
       RETURN res;
     END IF;
 
-    IF v_found AND r.status = 'in_progress' AND r.lease_expires_at > v_now THEN
-      -- A committed, live lease. Waiting can only see it end under READ COMMITTED (a new
-      -- snapshot per statement), and never while we hold the key's lock (the holder needs it).
-      IF p_on_busy = 'wait' AND v_read_committed AND NOT v_locked THEN
+    -- A lease, live or expired, that this very transaction holds (a batch meeting the same key
+    -- twice): it is executing here, so the answer is in_progress, never a takeover.
+    IF v_found AND r.status = 'in_progress'
+       AND (r.lease_expires_at > v_now OR idem._written_by_current_transaction(r.row_xmin)) THEN
+      -- A live lease. Waiting can only see it end under READ COMMITTED (a new snapshot per
+      -- statement), and never while we hold the key's lock (the holder needs it).
+      IF p_on_busy = 'wait' AND v_read_committed AND NOT v_locked
+         AND NOT idem._written_by_current_transaction(r.row_xmin) THEN
         PERFORM pg_sleep(v_poll);
         v_poll := least(v_poll * 2, 0.1);
         CONTINUE;
@@ -66,6 +94,15 @@ BEGIN
       res.outcome := 'in_progress';
       res.generation := r.generation;
       res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
+      RETURN res;
+    END IF;
+
+    -- Work that must resume (an expired lease, or a release after a checkpoint) is never handed
+    -- to another payload. Decided before taking the lock, so a refused caller holds nothing.
+    IF v_found AND (r.status = 'in_progress' OR (r.status = 'released' AND r.recovery_point IS NOT NULL))
+       AND r.payload_hash <> p_hash THEN
+      res.outcome := 'mismatch';
+      res.generation := r.generation;
       RETURN res;
     END IF;
 
@@ -96,7 +133,7 @@ BEGIN
       VALUES (p_tenant, p_digest, 'in_progress', nextval('idem.fencing_token_seq'), 1, p_hash, idem.fingerprint_scheme(), p_caller,
               p_resource, p_key, v_lease, v_ttl, v_now + v_lease, v_now)
       ON CONFLICT DO NOTHING
-      RETURNING k.* INTO r;
+      RETURNING k.attempt, k.generation INTO res.attempt, res.generation;
       IF NOT FOUND THEN
         -- A row committed after our read. READ COMMITTED: read it and decide again. An older
         -- snapshot (REPEATABLE READ and up) gets 40001 from PostgreSQL before this point, or here.
@@ -105,23 +142,19 @@ BEGIN
           USING ERRCODE = '40001', HINT = 'Retry the transaction.';
       END IF;
       res.outcome := 'acquired';
-    ELSIF r.status = 'in_progress' THEN
-      -- The lease expired: take over with a new fencing token, at the last recovery point.
-      IF r.payload_hash <> p_hash THEN
-        res.outcome := 'mismatch';
-        res.generation := r.generation;
-        RETURN res;
-      END IF;
-      UPDATE idem.keys k SET attempt = nextval('idem.fencing_token_seq'), lease_interval = v_lease, ttl = v_ttl,
-             lease_expires_at = v_now + v_lease
-       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt AND k.status = 'in_progress'
-      RETURNING k.* INTO r;
+    ELSIF r.status = 'in_progress' OR r.recovery_point IS NOT NULL THEN
+      -- An expired lease, or a release after progress was checkpointed: take over with a new
+      -- fencing token, at the last recovery point (the handler verifies the side effect).
+      UPDATE idem.keys k SET status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
+             lease_interval = v_lease, ttl = v_ttl, lease_expires_at = v_now + v_lease,
+             expires_at = NULL
+       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt AND k.status = r.status
+      RETURNING k.attempt, k.generation, k.recovery_point, k.recovery_data
+           INTO res.attempt, res.generation, res.recovery_point, res.recovery_data;
       IF NOT FOUND THEN CONTINUE; END IF;  -- changed under READ COMMITTED: decide again
       res.outcome := 'resumed';
-      res.recovery_point := r.recovery_point;
-      res.recovery_data := r.recovery_data;
     ELSE
-      -- Released (a transient failure: fresh attempt) or expired (a new generation).
+      -- Released before any checkpoint (a transient failure: fresh attempt) or expired (a new generation).
       UPDATE idem.keys k SET
           status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
           generation = k.generation + CASE WHEN k.status = 'resolved' THEN 1 ELSE 0 END,
@@ -133,12 +166,10 @@ BEGIN
           created_at = CASE WHEN k.status = 'resolved' THEN v_now ELSE k.created_at END,
           resolved_at = NULL, expires_at = NULL
        WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt AND k.status = r.status
-      RETURNING k.* INTO r;
+      RETURNING k.attempt, k.generation INTO res.attempt, res.generation;
       IF NOT FOUND THEN CONTINUE; END IF;  -- purged or changed under READ COMMITTED: decide again
       res.outcome := 'acquired';
     END IF;
-    res.attempt := r.attempt;
-    res.generation := r.generation;
     RETURN res;
   END LOOP;
 END $$;

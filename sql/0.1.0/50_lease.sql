@@ -41,6 +41,8 @@ BEGIN
   IF recovery_point IS NULL OR recovery_point = '' THEN
     RAISE EXCEPTION 'ERR_ARGUMENT_INVALID: recovery_point must be a non-empty name such as ''charge_created''' USING ERRCODE = 'IK012';
   END IF;
+  -- A lost checkpoint would resume from an older recovery point and repeat a side effect.
+  PERFORM idem._require_durable_store();
   r := idem._holder_row(handle, attempt, 'checkpoint');
   v_expires := clock_timestamp() + r.lease_interval;
   UPDATE idem.keys k SET recovery_point = checkpoint.recovery_point, recovery_data = data, lease_expires_at = v_expires
