@@ -26,7 +26,8 @@ CREATE SEQUENCE idem.fencing_token_seq AS bigint;
 CREATE TABLE idem.keys (
   tenant_id        text        NOT NULL CHECK (tenant_id <> ''),
   scope_digest     bytea       NOT NULL CHECK (octet_length(scope_digest) = 32),
-  -- in_progress: leased to `attempt`; resolved: response stored; released: free for a fresh attempt
+  -- in_progress: leased to `attempt`; resolved: response stored; released: given back (a fresh
+  -- attempt next, or a resume if a checkpoint was recorded)
   status           text        NOT NULL CHECK (status IN ('in_progress', 'resolved', 'released')),
   attempt          bigint      NOT NULL CHECK (attempt > 0),     -- the fencing token (rises on every attempt)
   generation       integer     NOT NULL CHECK (generation > 0),  -- +1 each time an expired key is reused

@@ -95,4 +95,4 @@ BEGIN
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
 END $$;
 COMMENT ON FUNCTION idem.release(text, bigint, text) IS
-  'Give the key back after a transient failure (5xx, timeout): the next request with it is a fresh attempt.';
+  'Give the key back after a transient failure (5xx, timeout): the next request with it is a fresh attempt, or resumes at the last checkpoint if there is one.';
