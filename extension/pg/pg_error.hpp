@@ -29,16 +29,25 @@ auto guarded(F&& f) -> decltype(f()) {
   sigjmp_buf local;
   if (sigsetjmp(local, 0) == 0) {
     PG_exception_stack = &local;
-    if constexpr (std::is_void_v<decltype(f())>) {
-      f();
+    // f must not throw, but if it ever did, PostgreSQL must not keep a pointer to this frame's
+    // jump buffer: restore, then let it propagate. (No RAII guard here: a longjmp back to
+    // `local` would skip its destructor.)
+    try {
+      if constexpr (std::is_void_v<decltype(f())>) {
+        f();
+        PG_exception_stack = saved_stack;
+        error_context_stack = saved_context;
+        return;
+      } else {
+        auto result = f();
+        PG_exception_stack = saved_stack;
+        error_context_stack = saved_context;
+        return result;
+      }
+    } catch (...) {
       PG_exception_stack = saved_stack;
       error_context_stack = saved_context;
-      return;
-    } else {
-      auto result = f();
-      PG_exception_stack = saved_stack;
-      error_context_stack = saved_context;
-      return result;
+      throw;
     }
   }
   PG_exception_stack = saved_stack;
