@@ -1,6 +1,8 @@
 // Conversions between PostgreSQL values and core types.
 #include "extension/datum_convert.hpp"
 
+#include <cstring>
+
 #include "core/error.hpp"
 #include "extension/pg/pg_error.hpp"
 
@@ -9,6 +11,17 @@ namespace idem::datum {
 std::optional<std::string_view> text_arg(FunctionCallInfo fcinfo, int n) {
   if (PG_ARGISNULL(n)) return std::nullopt;
   return view(PG_GETARG_TEXT_PP(n));
+}
+
+hash::Digest digest_arg(FunctionCallInfo fcinfo, int n, const char* what) {
+  const auto bytes = text_arg(fcinfo, n);  // bytea and text share the varlena layout
+  hash::Digest digest{};
+  if (!bytes || bytes->size() != digest.size()) {
+    throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " must be a 32-byte digest, got " +
+                                                (bytes ? std::to_string(bytes->size()) + " bytes" : std::string("NULL")));
+  }
+  std::memcpy(digest.data(), bytes->data(), digest.size());
+  return digest;
 }
 
 std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const char* what) {

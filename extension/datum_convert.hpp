@@ -21,6 +21,9 @@ inline std::string_view view(const struct varlena* v) {
 // any C++ object with a destructor is alive in the calling frame.
 std::optional<std::string_view> text_arg(FunctionCallInfo fcinfo, int n);
 
+// A 32-byte bytea argument (a scope digest) as a Digest; ERR_ARGUMENT_INVALID for NULL or another length.
+hash::Digest digest_arg(FunctionCallInfo fcinfo, int n, const char* what);
+
 // A text[] argument as strings; NULL elements are refused with `null_error_message`.
 std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const char* what);
 

@@ -1,4 +1,5 @@
-// SQL functions of the key family: validate_key, scope_digest, and the error-boundary probe.
+// SQL functions of the key family: validate_key, scope_digest, handles, and the error-boundary probe.
+#include "core/keys/handle.hpp"
 #include "core/keys/key_validation.hpp"
 #include "core/keys/scope_digest.hpp"
 #include "extension/boundary.hpp"
@@ -39,6 +40,28 @@ Datum scope_digest(FunctionCallInfo fcinfo) {
   return datum::bytea_datum(keys::scope_digest(tenant, caller, resource, *key));
 }
 
+Datum handle(FunctionCallInfo fcinfo) {
+  const std::string_view tenant = required_text(fcinfo, 0, "tenant");
+  return datum::text_datum(keys::format_handle(tenant, datum::digest_arg(fcinfo, 1, "scope_digest")));
+}
+
+// Both halves of a handle; ERR_ARGUMENT_INVALID for anything acquire did not return.
+keys::Handle parsed_handle(FunctionCallInfo fcinfo) {
+  const auto text = datum::text_arg(fcinfo, 0);
+  if (text) {
+    if (auto parsed = keys::parse_handle(*text)) return *parsed;
+  }
+  throw Error(ErrorCode::ArgumentInvalid,
+              (text ? "'" + std::string(text->substr(0, utf8_clip_length(text->data(), text->size(), 200))) + "'"
+                    : std::string("NULL")) +
+                  " is not a handle returned by idem.acquire",
+              "Pass the handle column of the acquire result unchanged.");
+}
+
+Datum handle_tenant(FunctionCallInfo fcinfo) { return datum::text_datum(parsed_handle(fcinfo).tenant); }
+
+Datum handle_digest(FunctionCallInfo fcinfo) { return datum::bytea_datum(parsed_handle(fcinfo).scope_digest); }
+
 // Proves the boundary: a C++ exception thrown deep in a function whose frames own heap memory
 // surfaces as a clean SQL error with our SQLSTATE, and the backend carries on.
 Datum raise_cpp_exception(FunctionCallInfo fcinfo) {
@@ -64,6 +87,15 @@ Datum idem_validate_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::validate_k
 
 PG_FUNCTION_INFO_V1(idem_scope_digest);
 Datum idem_scope_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::scope_digest, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_handle);
+Datum idem_handle(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_handle_tenant);
+Datum idem_handle_tenant(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_tenant, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_handle_digest);
+Datum idem_handle_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_digest, fcinfo); }
 
 PG_FUNCTION_INFO_V1(idem_raise_cpp_exception);
 Datum idem_raise_cpp_exception(PG_FUNCTION_ARGS) { return idem::Invoke(idem::raise_cpp_exception, fcinfo); }

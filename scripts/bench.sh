@@ -41,8 +41,7 @@ step "building and installing the extension; building bench_fingerprint into bui
 build_and_install_extension
 # Its own build folder: build/ belongs to make test (IDEM_BENCH off there). RelWithDebInfo is
 # -O2 like the extension's PGXS build, so C++ and SQL figures compare like with like.
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIDEM_BENCH=ON -DIDEM_TESTS=OFF >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target bench_fingerprint >/dev/null
+build_cmake build-bench bench_fingerprint -DIDEM_BENCH=ON -DIDEM_TESTS=OFF
 
 step "C++ fingerprint throughput (Google Benchmark, min time ${BENCH_MIN_TIME} s per case; M/s = MiB/s of JSON text)"
 "$BUILD/bench_fingerprint" --benchmark_min_time="$BENCH_MIN_TIME" \

@@ -10,8 +10,7 @@ SECONDS_TO_RUN=${FUZZ_SECONDS:-20}
 TARGETS=(fuzz_canonical fuzz_differential)
 PER_TARGET=$(( SECONDS_TO_RUN / ${#TARGETS[@]} ))
 (( PER_TARGET >= 1 )) || PER_TARGET=1
-CXX=clang++ cmake -S . -B build-fuzz -DIDEM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j"$JOBS" --target "${TARGETS[@]}" >/dev/null
+CXX=clang++ build_cmake build-fuzz "${TARGETS[*]}" -DIDEM_FUZZ=ON
 for target in "${TARGETS[@]}"; do
   # Each corpus grows across runs (git-ignored); the committed seeds start both.
   mkdir -p "fuzz/corpus/$target"

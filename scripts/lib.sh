@@ -12,8 +12,13 @@ build_and_install_extension() {
   make -C "$ROOT" -s -j"$JOBS" >/dev/null && as_root make -C "$ROOT" -s install >/dev/null
 }
 
-# Configure and build the CMake side (core, tests, benches) into $ROOT/build.
+# build_cmake DIR "TARGETS" [cmake options...]: configure the CMake side (core, tests, benches,
+# fuzzers) in $ROOT/DIR and build TARGETS ("all", or a space-separated list). One folder per use:
+# make test's build/, make bench's build-bench/, make fuzz's build-fuzz/ (clang).
 build_cmake() {
-  cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null &&
-    cmake --build "$ROOT/build" -j"$JOBS" >/dev/null
+  local dir=$1 targets=$2
+  shift 2
+  # shellcheck disable=SC2086  # TARGETS is a list
+  cmake -S "$ROOT" -B "$ROOT/$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null &&
+    cmake --build "$ROOT/$dir" -j"$JOBS" --target $targets >/dev/null
 }

@@ -38,7 +38,7 @@ run_demo_script() {
 
 export PGPORT=${PGPORT:-54320}
 suite "build + install extension" build_and_install_extension || true
-suite "build core, tests (cmake)" build_cmake -DIDEM_BENCH=OFF
+suite "build core, tests (cmake)" build_cmake build all -DIDEM_BENCH=OFF
 suite "core unit tests (GoogleTest)" build/core_tests --gtest_brief=1
 suite "start throwaway PostgreSQL" scripts/pg.sh start
 export IDEM_TEST_URL=$(scripts/pg.sh url)

@@ -29,4 +29,21 @@ std::string to_hex(const Digest& digest) {
   return out;
 }
 
+std::optional<Digest> from_hex(std::string_view hex) {
+  const auto nibble = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  Digest out{};
+  if (hex.size() != out.size() * 2) return std::nullopt;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int hi = nibble(hex[2 * i]);
+    const int lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return out;
+}
+
 }  // namespace idem::hash

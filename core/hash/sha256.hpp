@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,5 +15,8 @@ Digest sha256(std::string_view bytes);
 
 // Lower-case hex, 64 characters.
 std::string to_hex(const Digest& digest);
+
+// The inverse of to_hex: exactly 64 lower-case hex digits, else nullopt.
+std::optional<Digest> from_hex(std::string_view hex);
 
 }  // namespace idem::hash

@@ -81,14 +81,26 @@ CREATE TYPE idem.acquire_result AS (
   retry_after      integer      -- in_progress: seconds to wait before retrying
 );
 
--- A handle names one record: "<tenant>:<64 hex digits of the scope digest>". The tenant is
--- recoverable from it, so calls that take only a handle still route by tenant.
+-- A handle names one record: "<tenant>:<64 hex digits of the scope digest>" (core/keys/handle.hpp).
+-- The tenant is recoverable from it, so calls that take only a handle still route by tenant.
 CREATE FUNCTION idem._handle(tenant text, scope_digest bytea) RETURNS text
-  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-  RETURN tenant || ':' || encode(scope_digest, 'hex');
+  AS 'MODULE_PATHNAME', 'idem_handle'
+  LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION idem._handle(text, bytea) IS 'The handle of the record (tenant, scope_digest).';
+
+CREATE FUNCTION idem._handle_tenant(handle text) RETURNS text
+  AS 'MODULE_PATHNAME', 'idem_handle_tenant'
+  LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION idem._handle_tenant(text) IS
+  'The tenant named by a handle; raises ERR_ARGUMENT_INVALID for anything acquire did not return.';
 
 CREATE FUNCTION idem._handle_digest(handle text) RETURNS bytea
   AS 'MODULE_PATHNAME', 'idem_handle_digest'
   LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION idem._handle_digest(text) IS
-  'The scope digest named by a handle; raises ERR_ARGUMENT_INVALID for anything acquire did not return. The tenant is left(handle, -65).';
+  'The scope digest named by a handle; raises ERR_ARGUMENT_INVALID for anything acquire did not return.';
+
+CREATE FUNCTION idem._retry_after() RETURNS integer
+  AS 'MODULE_PATHNAME', 'idem_retry_after'
+  LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION idem._retry_after() IS 'idem.retry_after in seconds, the Retry-After of in_progress.';

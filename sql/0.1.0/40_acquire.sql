@@ -21,6 +21,9 @@ DECLARE
   v_lock       bigint := idem._lock_key(p_digest);
   v_locked     boolean := false;
   v_found      boolean;
+  v_busy       boolean;  -- the key is executing right now (elsewhere, or in this transaction)
+  v_can_wait   boolean;  -- and on_busy => 'wait' may poll until they finish
+  v_own        boolean;
   v_poll       float8 := 0.005;
   v_read_committed boolean := current_setting('transaction_isolation') = 'read committed';
 BEGIN
@@ -37,29 +40,22 @@ BEGIN
   res.handle := idem._handle(p_tenant, p_digest);
 
   LOOP
+    v_busy := false;
     IF NOT v_locked THEN
       SELECT k.*, k.xmin AS row_xmin INTO r FROM idem.keys k
        WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
       v_found := FOUND;
     ELSE
       -- Under the key's lock, also lock the row, but never wait for it: the only other row
-      -- lockers are purge_expired (and a stale holder's complete, racing to lose).
+      -- locker is purge_expired (it does not take the key's lock, so polling for it is safe).
       SELECT k.*, k.xmin AS row_xmin INTO r FROM idem.keys k
        WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest
          FOR NO KEY UPDATE SKIP LOCKED;
       v_found := FOUND;
       IF NOT v_found THEN
         PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
-        IF FOUND THEN
-          IF p_on_busy = 'wait' THEN
-            PERFORM pg_sleep(v_poll);
-            v_poll := least(v_poll * 2, 0.1);
-            CONTINUE;
-          END IF;
-          res.outcome := 'in_progress';
-          res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
-          RETURN res;
-        END IF;
+        v_busy := FOUND;
+        v_can_wait := true;
       END IF;
     END IF;
     v_now := clock_timestamp();
@@ -79,21 +75,25 @@ BEGIN
       RETURN res;
     END IF;
 
-    -- A lease, live or expired, that this very transaction holds (a batch meeting the same key
-    -- twice): it is executing here, so the answer is in_progress, never a takeover.
-    IF v_found AND r.status = 'in_progress'
-       AND (r.lease_expires_at > v_now OR idem._written_by_current_transaction(r.row_xmin)) THEN
-      -- A live lease. Waiting can only see it end under READ COMMITTED (a new snapshot per
-      -- statement), and never while we hold the key's lock (the holder needs it).
-      IF p_on_busy = 'wait' AND v_read_committed AND NOT v_locked
-         AND NOT idem._written_by_current_transaction(r.row_xmin) THEN
+    IF v_found AND r.status = 'in_progress' THEN
+      -- A live lease is busy; so is one this very transaction holds, expired or not (a batch
+      -- meeting the same key twice is still executing it: never a takeover of itself). Waiting
+      -- never helps our own lease, nor any lease while we hold the key's lock (its holder needs it).
+      v_own := idem._written_by_current_transaction(r.row_xmin);
+      v_busy := v_own OR r.lease_expires_at > v_now;
+      v_can_wait := NOT v_own AND NOT v_locked;
+    END IF;
+
+    IF v_busy THEN
+      -- Only READ COMMITTED sees the holder finish (a new snapshot per statement).
+      IF p_on_busy = 'wait' AND v_read_committed AND v_can_wait THEN
         PERFORM pg_sleep(v_poll);
         v_poll := least(v_poll * 2, 0.1);
         CONTINUE;
       END IF;
       res.outcome := 'in_progress';
       res.generation := r.generation;
-      res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
+      res.retry_after := idem._retry_after();
       RETURN res;
     END IF;
 
@@ -120,7 +120,7 @@ BEGIN
       ELSE
         -- Held by an open transaction (its row may not even be visible to us yet).
         res.outcome := 'in_progress';
-        res.retry_after := extract(epoch FROM current_setting('idem.retry_after')::interval)::integer;
+        res.retry_after := idem._retry_after();
         RETURN res;
       END IF;
       IF v_found THEN CONTINUE; END IF;

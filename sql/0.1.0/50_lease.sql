@@ -9,7 +9,7 @@ CREATE FUNCTION idem._holder_row(p_handle text, p_attempt bigint, p_action text)
   LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_digest bytea := idem._handle_digest(p_handle);
-  v_tenant text := left(p_handle, -65);
+  v_tenant text := idem._handle_tenant(p_handle);
   r idem.keys;
 BEGIN
   IF p_attempt IS NULL THEN
