@@ -7,26 +7,12 @@
 #include <cstdint>
 #include <string>
 
+#include "tests/support/split_mix64.hpp"
+
 namespace idem::bench {
 namespace detail {
 
-// splitmix64: tiny, fast, and the same sequence on every platform (std:: distributions are not).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-  template <std::size_t N>
-  const char* pick(const char* const (&options)[N]) { return options[below(N)]; }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = testing::SplitMix64;
 
 // Prices as JSON decimals from integer cents ("19.99", "4.50"): exact, as clients send them.
 inline std::string money(std::uint64_t cents) {

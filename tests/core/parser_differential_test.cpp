@@ -13,30 +13,12 @@
 #include "core/json/canonical.hpp"
 #include "core/json/parser.hpp"
 #include "tests/reference/nlohmann_parser.hpp"
+#include "tests/support/split_mix64.hpp"
 
 namespace idem::json {
 namespace {
 
-// SplitMix64: the same sequence on every platform (std:: distributions are not portable).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-  bool chance(std::size_t one_in) { return below(one_in) == 0; }
-  template <typename T, std::size_t N>
-  const T& pick(const T (&items)[N]) {
-    return items[below(N)];
-  }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = testing::SplitMix64;
 
 // clang-format off
 const char* const kStringPieces[] = {
