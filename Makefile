@@ -5,17 +5,17 @@
 #   make fuzz   libFuzzer on the parser+canonicalizer and on the parser against its nlohmann
 #               reference (FUZZ_SECONDS=600 by default, split between the two)
 EXTENSION = pg_idempotency
-EXTVERSION = 0.1.0
+EXTVERSION = 0.1.1
 MODULE_big = pg_idempotency
 
 CORE_SRCS := $(wildcard core/*.cpp core/*/*.cpp)
 EXT_SRCS := $(wildcard extension/*.cpp extension/*/*.cpp)
 OBJS = $(CORE_SRCS:.cpp=.o) $(EXT_SRCS:.cpp=.o)
 
-# The install script is assembled from sql/<version>/*.sql, one feature per file; upgrade scripts
-# (sql/pg_idempotency--A--B.sql) are committed as they are.
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA = $(wildcard sql/$(EXTENSION)--*--*.sql)
+# 0.1.0's install script and every upgrade script since (sql/pg_idempotency--A--B.sql) are
+# committed as released; CREATE EXTENSION installs 0.1.0 and walks the upgrade chain, so a fresh
+# install and an upgraded one run the same SQL. Released scripts are frozen (sql/RELEASED).
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # Tests are found by wildcard and run in the order of regress/schedule (scripts/check-schedule.sh
 # fails the build when a file is missing from it).
@@ -70,8 +70,5 @@ fuzz: deps
 
 format:
 	clang-format -i $(CORE_SRCS) $(EXT_SRCS) $(wildcard core/*.hpp core/*/*.hpp extension/*.hpp extension/*/*.hpp tests/*/*.cpp)
-
-sql/$(EXTENSION)--$(EXTVERSION).sql: $(sort $(wildcard sql/$(EXTVERSION)/*.sql))
-	cat $^ > $@
 
 EXTRA_CLEAN = regress/results build build-fuzz build-bench build-it

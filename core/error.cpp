@@ -1,38 +1,57 @@
-// Names and SQLSTATEs of our errors. Class "IK" is ours: SQLSTATE classes starting with
-// I-Z are reserved for implementation-defined conditions, so no PostgreSQL code collides.
+// Names and SQLSTATEs of our errors: the one table. Class "IK" is ours: SQLSTATE classes
+// starting with I-Z are reserved for implementation-defined conditions, so no PostgreSQL code
+// collides. PL/pgSQL raises through idem._raise(name, ...), which reads this table too.
 #include "core/error.hpp"
+
+#include <iterator>
 
 namespace idem {
 namespace {
 
 struct ErrorInfo {
+  ErrorCode code;
   const char* name;
   const char* sqlstate;
 };
 
-ErrorInfo info(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::KeyMissing: return {"ERR_IDEMPOTENCY_KEY_MISSING", "IK001"};
-    case ErrorCode::KeyInvalid: return {"ERR_IDEMPOTENCY_KEY_INVALID", "IK002"};
-    case ErrorCode::InProgress: return {"ERR_IDEMPOTENCY_IN_PROGRESS", "IK003"};
-    case ErrorCode::PayloadMismatch: return {"ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", "IK004"};
-    case ErrorCode::LeaseLost: return {"ERR_LEASE_LOST", "IK005"};
-    case ErrorCode::InvalidTransition: return {"ERR_INVALID_TRANSITION", "IK006"};
-    case ErrorCode::NonAtomicStore: return {"ERR_NON_ATOMIC_IDEMPOTENCY_STORE", "IK007"};
-    case ErrorCode::BreakingDrift: return {"ERR_BREAKING_IDEMPOTENCY_DRIFT", "IK008"};
-    case ErrorCode::NumberPrecision: return {"ERR_PAYLOAD_NUMBER_PRECISION", "IK009"};
-    case ErrorCode::JsonInvalid: return {"ERR_PAYLOAD_JSON_INVALID", "IK010"};
-    case ErrorCode::JsonPointerInvalid: return {"ERR_JSON_POINTER_INVALID", "IK011"};
-    case ErrorCode::ArgumentInvalid: return {"ERR_ARGUMENT_INVALID", "IK012"};
-    case ErrorCode::Internal: return {"ERR_INTERNAL", "XX000"};
-    case ErrorCode::OutOfMemory: return {"ERR_OUT_OF_MEMORY", "53200"};
+constexpr ErrorInfo kErrors[] = {
+    {ErrorCode::KeyMissing, "ERR_IDEMPOTENCY_KEY_MISSING", "IK001"},
+    {ErrorCode::KeyInvalid, "ERR_IDEMPOTENCY_KEY_INVALID", "IK002"},
+    {ErrorCode::InProgress, "ERR_IDEMPOTENCY_IN_PROGRESS", "IK003"},
+    {ErrorCode::PayloadMismatch, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", "IK004"},
+    {ErrorCode::LeaseLost, "ERR_LEASE_LOST", "IK005"},
+    {ErrorCode::InvalidTransition, "ERR_INVALID_TRANSITION", "IK006"},
+    {ErrorCode::NonAtomicStore, "ERR_NON_ATOMIC_IDEMPOTENCY_STORE", "IK007"},
+    {ErrorCode::BreakingDrift, "ERR_BREAKING_IDEMPOTENCY_DRIFT", "IK008"},
+    {ErrorCode::NumberPrecision, "ERR_PAYLOAD_NUMBER_PRECISION", "IK009"},
+    {ErrorCode::JsonInvalid, "ERR_PAYLOAD_JSON_INVALID", "IK010"},
+    {ErrorCode::JsonPointerInvalid, "ERR_JSON_POINTER_INVALID", "IK011"},
+    {ErrorCode::ArgumentInvalid, "ERR_ARGUMENT_INVALID", "IK012"},
+    {ErrorCode::PayloadTooLarge, "ERR_PAYLOAD_TOO_LARGE", "IK013"},
+    {ErrorCode::EncodingUnsupported, "ERR_DATABASE_ENCODING_UNSUPPORTED", "IK014"},
+    {ErrorCode::SchemaUntrusted, "ERR_SCHEMA_UNTRUSTED", "IK015"},
+    {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
+    {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},
+};
+
+const ErrorInfo& info(ErrorCode code) noexcept {
+  for (const ErrorInfo& e : kErrors) {
+    if (e.code == code) return e;
   }
-  return {"ERR_INTERNAL", "XX000"};
+  return kErrors[std::size(kErrors) - 2];  // ERR_INTERNAL: an enumerator missing from the table
 }
 
 }  // namespace
 
 const char* error_name(ErrorCode code) noexcept { return info(code).name; }
+const char* error_sqlstate(ErrorCode code) noexcept { return info(code).sqlstate; }
+
+std::optional<ErrorCode> error_code_named(std::string_view name) noexcept {
+  for (const ErrorInfo& e : kErrors) {
+    if (name == e.name) return e.code;
+  }
+  return std::nullopt;
+}
 
 std::size_t utf8_clip_length(const char* text, std::size_t length, std::size_t max_bytes) noexcept {
   if (length <= max_bytes) return length;
@@ -41,7 +60,6 @@ std::size_t utf8_clip_length(const char* text, std::size_t length, std::size_t m
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return cut;
 }
-const char* error_sqlstate(ErrorCode code) noexcept { return info(code).sqlstate; }
 
 Error::Error(ErrorCode code, const std::string& message, std::string hint)
     : std::runtime_error(std::string(error_name(code)) + ": " + message),

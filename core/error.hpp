@@ -3,7 +3,9 @@
 #pragma once
 
 #include <stdexcept>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace idem {
 
@@ -20,6 +22,9 @@ enum class ErrorCode {
   JsonInvalid,         // ERR_PAYLOAD_JSON_INVALID
   JsonPointerInvalid,  // ERR_JSON_POINTER_INVALID
   ArgumentInvalid,     // ERR_ARGUMENT_INVALID
+  PayloadTooLarge,     // ERR_PAYLOAD_TOO_LARGE (over idem.max_payload_bytes)
+  EncodingUnsupported, // ERR_DATABASE_ENCODING_UNSUPPORTED (fingerprints need a UTF-8 database)
+  SchemaUntrusted,     // ERR_SCHEMA_UNTRUSTED (schema idem owned by another role, or holding strangers)
   Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
   OutOfMemory,         // ERR_OUT_OF_MEMORY
 };
@@ -28,6 +33,8 @@ enum class ErrorCode {
 const char* error_name(ErrorCode code) noexcept;
 // Five-character SQLSTATE, e.g. "IK005".
 const char* error_sqlstate(ErrorCode code) noexcept;
+// The code whose stable name is `name`, or nullopt: PL/pgSQL raises by name through this table.
+std::optional<ErrorCode> error_code_named(std::string_view name) noexcept;
 
 // The longest prefix of `text` of at most `max_bytes` bytes that does not cut a UTF-8 sequence,
 // so a clipped message stays valid in every client encoding.

@@ -48,6 +48,11 @@ std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const ch
 }
 
 Datum text_datum(std::string_view bytes) {
+  // Never truncate: a length beyond what a varlena holds is refused, not cut to an int.
+  if (bytes.size() > MaxAllocSize - VARHDRSZ) {
+    throw Error(ErrorCode::PayloadTooLarge, "result of " + std::to_string(bytes.size()) +
+                                                " bytes exceeds the 1 GB limit of a PostgreSQL value");
+  }
   return pg::guarded([&] { return PointerGetDatum(cstring_to_text_with_len(bytes.data(), static_cast<int>(bytes.size()))); });
 }
 

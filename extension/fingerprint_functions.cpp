@@ -3,19 +3,36 @@
 #include "core/json/canonical.hpp"
 #include "core/json/parser.hpp"
 #include "extension/boundary.hpp"
+#include "extension/database_encoding.hpp"
 #include "extension/datum_convert.hpp"
+#include "extension/gucs.hpp"
 #include "extension/jsonb_events.hpp"
 
 namespace idem {
 namespace {
 
+// Refuses a payload over idem.max_payload_bytes before reading it (toast_raw_datum_size reads
+// only the header), and any payload in a database whose text is not UTF-8. Why a bound: C++
+// memory escapes PostgreSQL's accounting, and work on a huge payload would hold the backend.
+void check_payload(FunctionCallInfo fcinfo, int n) {
+  require_utf8_database();
+  const Size bytes = toast_raw_datum_size(PG_GETARG_DATUM(n)) - VARHDRSZ;
+  if (bytes <= static_cast<Size>(gucs::max_payload_bytes)) return;
+  throw Error(ErrorCode::PayloadTooLarge,
+              "payload of " + std::to_string(bytes) + " bytes exceeds idem.max_payload_bytes (" +
+                  std::to_string(gucs::max_payload_bytes) + " bytes)",
+              "Fingerprint a smaller document, or exclude bulky members from the request body.");
+}
+
 json::Value jsonb_arg(FunctionCallInfo fcinfo, int n) {
+  check_payload(fcinfo, n);
   // Detoast and walk first (PostgreSQL only), then build the C++ tree.
   const jsonb::Events events = pg::guarded([&] { return jsonb::collect(PG_GETARG_JSONB_P(n)); });
   return jsonb::build(events);
 }
 
 json::Value strict_text_arg(FunctionCallInfo fcinfo, int n) {
+  check_payload(fcinfo, n);
   return json::parse_strict(*datum::text_arg(fcinfo, n));
 }
 
@@ -34,6 +51,7 @@ Datum payload_hash_jsonb(FunctionCallInfo fcinfo) {
 
 Datum payload_hash_text(FunctionCallInfo fcinfo) {
   // Detoast the payload before any C++ object lives in this frame (text_arg may elog).
+  check_payload(fcinfo, 0);
   const std::string_view payload = *datum::text_arg(fcinfo, 0);
   auto exclude = datum::text_array_arg(fcinfo, 1, "exclude");
   return datum::bytea_datum(fingerprint(json::parse_strict(payload), exclude).hash);

@@ -11,7 +11,11 @@ int retry_after_seconds = 2;
 int key_min_length = 16;
 int key_max_length = 128;
 bool allow_non_atomic_store = false;
-
+int wait_timeout_ms = 5000;
+int max_lease_seconds = 60 * 60;
+int max_ttl_seconds = 90 * 24 * 60 * 60;
+int max_payload_bytes = 1024 * 1024;
+int history_retention_seconds = 90 * 24 * 60 * 60;
 
 void define() {
   DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
@@ -33,6 +37,22 @@ void define() {
       "TESTS ONLY: let acquire/complete run on a store that can lose acknowledged writes.",
       "With fsync or synchronous_commit off, a crash can lose a completed record and a retry executes twice.",
       &allow_non_atomic_store, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.wait_timeout", "Longest time acquire(on_busy => 'wait') polls a busy key.",
+                          "Then it answers in_progress; only READ COMMITTED waits at all.", &wait_timeout_ms, 5000, 0,
+                          60 * 60 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.max_lease", "Longest lease acquire grants.",
+                          "A longer lease would let one crashed holder block its key for that long.", &max_lease_seconds,
+                          60 * 60, 1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.max_ttl", "Longest time a resolved record is replayed.", nullptr, &max_ttl_seconds,
+                          90 * 24 * 60 * 60, 1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.max_payload_bytes", "Largest payload fingerprinted (stored size).",
+                          "Larger payloads are refused with ERR_PAYLOAD_TOO_LARGE before they are read.",
+                          &max_payload_bytes, 1024 * 1024, 1, 256 * 1024 * 1024, PGC_SUSET, GUC_UNIT_BYTE, nullptr,
+                          nullptr, nullptr);
+  DefineCustomIntVariable("idem.history_retention", "How long a purged key's generation is remembered.",
+                          "A key reused within it continues its generations; order ids and processor keys never repeat.",
+                          &history_retention_seconds, 90 * 24 * 60 * 60, 1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr,
+                          nullptr, nullptr);
   MarkGUCPrefixReserved("idem");
 }
 

@@ -9,6 +9,11 @@ extern int retry_after_seconds;      // idem.retry_after: the Retry-After sent w
 extern int key_min_length;           // idem.key_min_length
 extern int key_max_length;           // idem.key_max_length
 extern bool allow_non_atomic_store;  // idem.allow_non_atomic_store: tests only, never production
+extern int wait_timeout_ms;          // idem.wait_timeout: the longest on_busy => 'wait' polls
+extern int max_lease_seconds;        // idem.max_lease: no lease may block a key longer
+extern int max_ttl_seconds;          // idem.max_ttl: no record may be replayed longer
+extern int max_payload_bytes;        // idem.max_payload_bytes: the largest payload fingerprinted
+extern int history_retention_seconds;  // idem.history_retention: how long a purged key's generation is remembered
 
 void define();
 

@@ -13,7 +13,10 @@ Events collect(Jsonb* doc) {
   JsonbValue v;
   JsonbIteratorToken token;
   bool raw_scalar = false;
+  unsigned tokens = 0;
   while ((token = JsonbIteratorNext(&it, &v, false)) != WJB_DONE) {
+    // Plain data only in this frame: a cancel or statement_timeout may longjmp from here.
+    if ((++tokens & 4095) == 0) CHECK_FOR_INTERRUPTS();
     Event e{EventKind::Null, 0, nullptr};
     switch (token) {
       case WJB_BEGIN_OBJECT: e.kind = EventKind::BeginObject; break;

@@ -1,5 +1,7 @@
 // The shared library's entry points: the module magic and _PG_init.
+#include "core/interrupts.hpp"
 #include "extension/gucs.hpp"
+#include "extension/pg/pg_error.hpp"
 #include "extension/store_functions.hpp"
 #include "extension/pg/postgres.hpp"
 
@@ -9,9 +11,21 @@ PG_MODULE_MAGIC;
 void _PG_init(void);
 }
 
+namespace {
+
+// core/'s loops poll this: a pending cancel or statement_timeout becomes a PgError that unwinds
+// the C++ frames and is re-raised by the boundary (CHECK_FOR_INTERRUPTS would longjmp over them).
+void poll_backend_interrupts() {
+  if (!INTERRUPTS_PENDING_CONDITION()) return;
+  idem::pg::guarded([] { ProcessInterrupts(); });
+}
+
+}  // namespace
+
 // Runs once per backend when the library is first loaded (by CREATE EXTENSION or any call).
 // Nothing here needs shared memory, so shared_preload_libraries is not required.
 void _PG_init(void) {
   idem::gucs::define();
   RegisterXactCallback(idem::check_durability_at_commit, nullptr);
+  idem::set_interrupt_poll(poll_backend_interrupts);
 }

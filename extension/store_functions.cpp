@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "extension/boundary.hpp"
+#include "extension/database_encoding.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
 #include "extension/store_functions.hpp"
@@ -51,6 +52,7 @@ bool wrote_records_in_transaction = false;
 // Why fail closed: a response acknowledged to the client and then lost in a crash lets the
 // client's retry execute the mutation a second time.
 Datum require_durable_store(FunctionCallInfo fcinfo) {
+  require_utf8_database();
   wrote_records_in_transaction = true;
   if (gucs::allow_non_atomic_store) PG_RETURN_VOID();
   const char* problem = unsafe_setting();

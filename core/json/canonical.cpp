@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/interrupts.hpp"
 #include "core/json/number.hpp"
 #include "core/json/pointer.hpp"
 
@@ -100,6 +101,7 @@ void write_object(const Value& v, std::string& out) {
 
 // Recursion is bounded: TreeBuilder refuses nesting deeper than kMaxDepth.
 void write(const Value& v, std::string& out) {
+  poll_interrupts();
   switch (v.kind) {
     case Kind::Null: out.append("null", 4); return;
     case Kind::False: out.append("false", 5); return;

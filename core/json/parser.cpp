@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/interrupts.hpp"
 #include "core/json/lexical.hpp"
 #include "core/json/parse_messages.hpp"
 #include "core/json/pointer.hpp"
@@ -395,6 +396,7 @@ Value Parser::run() {
 
   skip_space();
 value:
+  poll_interrupts();
   if (p_ == end_) fail(Ctx::Value);
   switch (*p_) {
     case '"': scan_string(Ctx::Value, push(Kind::String).text); break;

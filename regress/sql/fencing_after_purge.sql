@@ -14,7 +14,7 @@
 --
 -- A: short lease; it stalls (say, in a long call to the payment processor).
 SELECT handle AS h, attempt AS a_old
-  FROM idem.acquire('t-fence', 'fence-key-000001', '{"amount":1}'::jsonb, lease => '50 milliseconds', ttl => '50 milliseconds') \gset
+  FROM idem.acquire('t-fence', 'fence-key-000001', '{"amount":1}'::jsonb, lease => '50 milliseconds', ttl => '1 hour') \gset
 SELECT pg_sleep(0.1);
 -- B takes over (resumed, with a short ttl of its own) and completes; the record expires and is
 -- purged.
@@ -25,8 +25,8 @@ SELECT idem.complete(:'h', :b_tok, 200, '{}', 'B');
 SELECT pg_sleep(0.1);
 DO $$ BEGIN WHILE idem.purge_expired(100000) > 0 LOOP END LOOP; END $$;
 SELECT count(*) AS purged_record_left FROM idem.keys WHERE tenant_id = 't-fence';
--- C: a new request with the same key and another payload executes as a new record (generation 1
--- again, since nothing of the old record is left), with a token never issued before.
+-- C: a new request with the same key and another payload executes as a new record, in the next
+-- generation (idem.retired_keys remembers it), with a token never issued before.
 SELECT outcome AS c_outcome, attempt AS c_tok, generation AS c_generation, handle = :'h' AS c_same_handle
   FROM idem.acquire('t-fence', 'fence-key-000001', '{"amount":999}'::jsonb) \gset
 SELECT :'c_outcome' AS outcome, :c_generation AS generation, :'c_same_handle'::boolean AS same_handle,
@@ -47,7 +47,7 @@ SELECT outcome, response_status, response_body FROM idem.acquire('t-fence', 'fen
 --
 -- The same through release: B releases (transient failure) instead of completing
 --
-SELECT handle AS h2, attempt AS a2_old FROM idem.acquire('t-fence', 'fence-key-000002', '{"amount":2}'::jsonb, lease => '50 milliseconds', ttl => '50 milliseconds') \gset
+SELECT handle AS h2, attempt AS a2_old FROM idem.acquire('t-fence', 'fence-key-000002', '{"amount":2}'::jsonb, lease => '50 milliseconds', ttl => '1 hour') \gset
 SELECT pg_sleep(0.1);
 SELECT outcome AS b2_outcome, attempt AS b2_tok
   FROM idem.acquire('t-fence', 'fence-key-000002', '{"amount":2}'::jsonb, ttl => '50 milliseconds') \gset

@@ -60,7 +60,7 @@ SELECT ttl, expires_at - resolved_at AS kept_for FROM idem.keys WHERE tenant_id 
 SELECT expect_error($$SET idem.default_ttl = 0$$);
 
 --
--- purge_expired: exact counts, oldest expiry first, in_progress never purged
+-- purge_expired: exact counts, oldest expiry first, work that may resume never purged
 --
 DO $$ BEGIN WHILE idem.purge_expired(100000) > 0 LOOP END LOOP; END $$;
 SELECT idem.purge_expired() AS nothing_expired;
@@ -70,10 +70,11 @@ SELECT handle AS p2, attempt AS pa2 FROM idem.acquire('t-purge', 'purge-key-0000
 SELECT idem.release(:'p2', :pa2);
 SELECT handle AS p3, attempt AS pa3 FROM idem.acquire('t-purge', 'purge-key-000003', '{}'::jsonb, ttl => '50 milliseconds') \gset
 SELECT idem.complete(:'p3', :pa3, 200, NULL, NULL);
--- Not expired: a long TTL, and a lease that expired (in_progress has no expiry).
+-- Not expired: a long TTL, and a lease that expired less than its TTL ago (an abandoned lease
+-- becomes history only a TTL after its lease ran out).
 SELECT handle AS p4, attempt AS pa4 FROM idem.acquire('t-purge', 'purge-key-000004', '{}'::jsonb, ttl => '1 hour') \gset
 SELECT idem.complete(:'p4', :pa4, 200, NULL, NULL);
-SELECT outcome AS o5, attempt AS pa5 FROM idem.acquire('t-purge', 'purge-key-000005', '{}'::jsonb, lease => '50 milliseconds', ttl => '50 milliseconds') \gset
+SELECT outcome AS o5, attempt AS pa5 FROM idem.acquire('t-purge', 'purge-key-000005', '{}'::jsonb, lease => '50 milliseconds', ttl => '1 hour') \gset
 SELECT :'o5' AS outcome;
 SELECT pg_sleep(0.1);
 SELECT count(*) AS expired FROM idem.keys WHERE expires_at < clock_timestamp();
@@ -82,8 +83,8 @@ SELECT client_key, status FROM idem.keys WHERE tenant_id = 't-purge' ORDER BY cl
 SELECT idem.purge_expired(2) AS purged;
 SELECT idem.purge_expired(2) AS purged;
 SELECT client_key, status FROM idem.keys WHERE tenant_id = 't-purge' ORDER BY client_key;
--- A purged record is unknown: its holder's token is refused, and its key starts afresh (generation
--- 1 again) with a token never issued before.
+-- A purged record is unknown: its holder's token is refused, and its key starts afresh in the
+-- next generation (the high-water mark outlives the record) with a token never issued before.
 SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'p1', :pa1));
 SELECT expect_error(format('SELECT idem.release(%L, %s)', :'p2', :pa2));
 SELECT outcome, attempt > :pa5 AS new_token, generation FROM idem.acquire('t-purge', 'purge-key-000001', '{"new":true}'::jsonb);

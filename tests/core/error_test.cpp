@@ -28,6 +28,9 @@ constexpr Expected kContract[] = {
     {ErrorCode::JsonInvalid, "ERR_PAYLOAD_JSON_INVALID", "IK010"},
     {ErrorCode::JsonPointerInvalid, "ERR_JSON_POINTER_INVALID", "IK011"},
     {ErrorCode::ArgumentInvalid, "ERR_ARGUMENT_INVALID", "IK012"},
+    {ErrorCode::PayloadTooLarge, "ERR_PAYLOAD_TOO_LARGE", "IK013"},
+    {ErrorCode::EncodingUnsupported, "ERR_DATABASE_ENCODING_UNSUPPORTED", "IK014"},
+    {ErrorCode::SchemaUntrusted, "ERR_SCHEMA_UNTRUSTED", "IK015"},
     {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
     {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},
 };
@@ -42,6 +45,17 @@ TEST(Error, NamesAndSqlstatesAreStable) {
 TEST(Error, SqlstatesAreDistinct) {
   std::set<std::string> seen;
   for (const auto& e : kContract) EXPECT_TRUE(seen.insert(e.sqlstate).second) << e.sqlstate;
+}
+
+TEST(Error, EveryNameLooksUpItsCode) {
+  for (const auto& e : kContract) {
+    const auto found = error_code_named(e.name);
+    ASSERT_TRUE(found.has_value()) << e.name;
+    EXPECT_EQ(*found, e.code) << e.name;
+  }
+  EXPECT_FALSE(error_code_named("ERR_NO_SUCH_ERROR").has_value());
+  EXPECT_FALSE(error_code_named("err_lease_lost").has_value());  // names are exact
+  EXPECT_FALSE(error_code_named("").has_value());
 }
 
 TEST(Error, WhatPrefixesTheName) {

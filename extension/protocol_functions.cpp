@@ -1,0 +1,160 @@
+// SQL-callable pieces of the acquisition protocol that PL/pgSQL asks C for: the decision table
+// (core/protocol), giving back a key's lock after a refusal, elapsed-time leases and TTLs, and
+// raising our errors by name from the one table (core/error.cpp).
+#include <cstdint>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/protocol/decision.hpp"
+#include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
+#include "extension/gucs.hpp"
+
+namespace idem {
+namespace {
+
+protocol::RecordStatus status_arg(FunctionCallInfo fcinfo) {
+  if (PG_ARGISNULL(0)) return protocol::RecordStatus::Absent;
+  const std::string_view s = *datum::text_arg(fcinfo, 0);
+  if (s == "in_progress") return protocol::RecordStatus::InProgress;
+  if (s == "resolved") return protocol::RecordStatus::Resolved;
+  if (s == "released") return protocol::RecordStatus::Released;
+  throw Error(ErrorCode::Internal, "unknown record status '" + std::string(s) + "'");
+}
+
+const char* decision_name(protocol::Decision d) {
+  switch (d) {
+    case protocol::Decision::Insert: return "insert";
+    case protocol::Decision::NewGeneration: return "new_generation";
+    case protocol::Decision::FreshAttempt: return "fresh_attempt";
+    case protocol::Decision::Resume: return "resume";
+    case protocol::Decision::Replay: return "replay";
+    case protocol::Decision::Mismatch: return "mismatch";
+    case protocol::Decision::Busy: return "busy";
+  }
+  return "busy";
+}
+
+bool bool_arg(FunctionCallInfo fcinfo, int n) { return !PG_ARGISNULL(n) && PG_GETARG_BOOL(n); }
+
+// _decide(status, history, lease_live, own_transaction, has_checkpoint, same_payload) -> text
+Datum decide(FunctionCallInfo fcinfo) {
+  protocol::RecordView r;
+  r.status = status_arg(fcinfo);
+  r.history = bool_arg(fcinfo, 1);
+  r.lease_live = bool_arg(fcinfo, 2);
+  r.own_transaction = bool_arg(fcinfo, 3);
+  r.has_checkpoint = bool_arg(fcinfo, 4);
+  r.same_payload = bool_arg(fcinfo, 5);
+  return datum::text_datum(decision_name(protocol::decide(r)));
+}
+
+// The advisory lock acquire took with pg_try_advisory_xact_lock(key), given back when it refuses:
+// a refused caller must hold nothing. LockRelease drops one hold by the current resource owner,
+// so a key this transaction already held (it is its holder) stays held.
+Datum unlock_key(FunctionCallInfo fcinfo) {
+  const int64 key = PG_GETARG_INT64(0);
+  LOCKTAG tag;
+  // The tag pg_advisory_xact_lock(bigint) uses: two 32-bit halves, field4 = 1 for the int8 form.
+  SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(static_cast<uint64>(key) >> 32),
+                       static_cast<uint32>(key), 1);
+  return BoolGetDatum(pg::guarded([&] { return LockRelease(&tag, ExclusiveLock, false); }));
+}
+
+// Microseconds of elapsed time in an interval: a day is 24 hours and a month 30 days, whatever the
+// session's TimeZone (a calendar day across a DST change is 23 or 25 hours). nullopt on overflow.
+std::optional<int64_t> elapsed_usecs(const Interval& i) {
+  int64_t days = static_cast<int64_t>(i.month) * DAYS_PER_MONTH + i.day;
+  int64_t usecs = 0;
+  if (__builtin_mul_overflow(days, static_cast<int64_t>(USECS_PER_DAY), &usecs)) return std::nullopt;
+  if (__builtin_add_overflow(usecs, static_cast<int64_t>(i.time), &usecs)) return std::nullopt;
+  return usecs;
+}
+
+Datum interval_datum(int64_t usecs) {
+  Interval* out = static_cast<Interval*>(pg::guarded([] { return palloc(sizeof(Interval)); }));
+  out->time = usecs;
+  out->day = 0;
+  out->month = 0;
+  return IntervalPGetDatum(out);
+}
+
+// A lease or TTL argument: NULL takes the setting's default; the result is pure elapsed time,
+// positive and at most the bound.
+Datum bounded_elapsed(FunctionCallInfo fcinfo, const char* what, int default_seconds, const char* default_guc,
+                      int max_seconds, const char* max_guc) {
+  const int64_t max_usecs = static_cast<int64_t>(max_seconds) * USECS_PER_SEC;
+  int64_t usecs = static_cast<int64_t>(default_seconds) * USECS_PER_SEC;
+  const bool defaulted = PG_ARGISNULL(0);
+  if (!defaulted) {
+    const auto given = elapsed_usecs(*PG_GETARG_INTERVAL_P(0));
+    usecs = given ? *given : INT64_MAX;
+  }
+  if (usecs > 0 && usecs <= max_usecs) return interval_datum(usecs);
+  const std::string got = usecs == INT64_MAX ? "an interval too long to count"
+                                             : std::to_string(usecs / USECS_PER_SEC) + " s";
+  if (defaulted) {
+    throw Error(ErrorCode::ArgumentInvalid,
+                std::string(default_guc) + " (" + got + ") exceeds " + max_guc + " (" + std::to_string(max_seconds) + " s)",
+                std::string("Lower ") + default_guc + " or raise " + max_guc + ".");
+  }
+  throw Error(ErrorCode::ArgumentInvalid,
+              std::string(what) + " must be a positive elapsed time of at most " + max_guc + " (" +
+                  std::to_string(max_seconds) + " s), got " + got,
+              std::string("Pass a ") + what + " such as '30 seconds'; a day counts as 24 hours.");
+}
+
+Datum lease(FunctionCallInfo fcinfo) {
+  return bounded_elapsed(fcinfo, "lease", gucs::lease_timeout_seconds, "idem.lease_timeout", gucs::max_lease_seconds,
+                         "idem.max_lease");
+}
+
+Datum ttl(FunctionCallInfo fcinfo) {
+  return bounded_elapsed(fcinfo, "ttl", gucs::default_ttl_seconds, "idem.default_ttl", gucs::max_ttl_seconds,
+                         "idem.max_ttl");
+}
+
+Datum wait_timeout(FunctionCallInfo) { return interval_datum(static_cast<int64_t>(gucs::wait_timeout_ms) * 1000); }
+
+Datum history_retention(FunctionCallInfo) {
+  return interval_datum(static_cast<int64_t>(gucs::history_retention_seconds) * USECS_PER_SEC);
+}
+
+// _raise(name, message, hint): PL/pgSQL's way to raise one of our errors. The SQLSTATE comes from
+// the table, so no SQL file types a code by hand.
+Datum raise_named(FunctionCallInfo fcinfo) {
+  const auto name = datum::text_arg(fcinfo, 0);
+  const auto message = datum::text_arg(fcinfo, 1);
+  const auto hint = datum::text_arg(fcinfo, 2);
+  const auto code = name ? error_code_named(*name) : std::nullopt;
+  if (!code) {
+    throw Error(ErrorCode::Internal, "idem._raise: unknown error name '" + std::string(name.value_or("NULL")) + "'");
+  }
+  throw Error(*code, std::string(message.value_or("")), std::string(hint.value_or("")));
+}
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_decide);
+Datum idem_decide(PG_FUNCTION_ARGS) { return idem::Invoke(idem::decide, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_unlock_key);
+Datum idem_unlock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::unlock_key, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_lease);
+Datum idem_lease(PG_FUNCTION_ARGS) { return idem::Invoke(idem::lease, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_ttl);
+Datum idem_ttl(PG_FUNCTION_ARGS) { return idem::Invoke(idem::ttl, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_wait_timeout);
+Datum idem_wait_timeout(PG_FUNCTION_ARGS) { return idem::Invoke(idem::wait_timeout, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_history_retention);
+Datum idem_history_retention(PG_FUNCTION_ARGS) { return idem::Invoke(idem::history_retention, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_raise);
+Datum idem_raise(PG_FUNCTION_ARGS) { return idem::Invoke(idem::raise_named, fcinfo); }
+}
