@@ -49,7 +49,9 @@ step "C++ fingerprint throughput (Google Benchmark, min time ${BENCH_MIN_TIME} s
   grep -v 'Library was built as DEBUG'  # Debian's libbenchmark says so; our code is -O2
 
 step "starting the throwaway PostgreSQL 15 cluster and a fresh database $DB"
-scripts/pg.sh start
+# Stopped at the end (also on failure or Ctrl-C) if this run started it; left alone otherwise.
+pg_up || { echo "bench: no PostgreSQL of this checkout on port $PGPORT; stopping" >&2; exit 1; }
+check_installed_extension
 URL=$(scripts/pg.sh url)
 DBURL=${URL%/*}/$DB
 psql "$URL" -qAtX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $DB" \

@@ -22,3 +22,78 @@ build_cmake() {
   cmake -S "$ROOT" -B "$ROOT/$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null &&
     cmake --build "$ROOT/$dir" -j"$JOBS" --target $targets >/dev/null
 }
+
+# ---- the throwaway server: stop what we started, leave alone what was running ----------------
+# pg_up starts this checkout's cluster (scripts/pg.sh) on ${PGPORT:-54320} unless it is already
+# running, remembers which it was, and checks that the server answering on the port is ours (its
+# data directory): nothing may run against a server we did not start or check. It sets an
+# EXIT/INT/TERM trap that calls pg_down, which stops the server only if pg_up started it; a
+# caller may call pg_down earlier itself (test.sh does, before its summary). Returns non-zero,
+# having said why, when the server cannot be started or the one on the port is not ours.
+PG_STARTED_HERE=0 PG_DOWN_DONE=0
+pg_up() {
+  trap _pg_on_exit EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  if ! "$ROOT/scripts/pg.sh" status >/dev/null 2>&1; then
+    # Set before starting: a start that fails half-way may still leave a server of ours behind.
+    PG_STARTED_HERE=1
+    "$ROOT/scripts/pg.sh" start || return 1
+  fi
+  "$ROOT/scripts/pg.sh" owned
+}
+
+pg_down() {
+  [ "$PG_DOWN_DONE" = 0 ] || return 0
+  PG_DOWN_DONE=1
+  if [ "$PG_STARTED_HERE" != 1 ]; then
+    if "$ROOT/scripts/pg.sh" status >/dev/null 2>&1; then
+      echo "the throwaway PostgreSQL was running before this run: left running (scripts/pg.sh stop stops it)"
+    fi
+    return 0
+  fi
+  PG_STARTED_HERE=0
+  "$ROOT/scripts/pg.sh" status >/dev/null 2>&1 || return 0  # it never came up
+  if "$ROOT/scripts/pg.sh" stop; then
+    echo "stopped the throwaway PostgreSQL this run started"
+  else
+    echo "could not stop the throwaway PostgreSQL this run started: see scripts/pg.sh status" >&2
+    return 1
+  fi
+}
+
+_pg_on_exit() {
+  local rc=$?
+  trap - EXIT INT TERM
+  pg_down || { [ "$rc" -ne 0 ] || rc=1; }
+  exit "$rc"
+}
+
+# check_installed_extension: the server on $PGPORT (ours, see pg_up) loads the pg_idempotency
+# this checkout just built and installed: PostgreSQL's copies of the shared library, the control
+# file and every sql/pg_idempotency--*.sql script are byte-identical to the checkout's, and the
+# server offers the control file's default_version.
+check_installed_extension() {
+  local pg_config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+  [ -x "$pg_config" ] || pg_config=pg_config
+  local libdir sharedir version offered file installed
+  libdir=$("$pg_config" --pkglibdir) && sharedir=$("$pg_config" --sharedir) || return 1
+  for file in "$ROOT/pg_idempotency.so" "$ROOT/pg_idempotency.control" "$ROOT"/sql/pg_idempotency--*.sql; do
+    case "$file" in
+      *.so) installed=$libdir/${file##*/} ;;
+      *) installed=$sharedir/extension/${file##*/} ;;
+    esac
+    if ! cmp -s "$file" "$installed"; then
+      echo "the installed extension is not this build: $installed differs from $file (or one is missing)" >&2
+      return 1
+    fi
+  done
+  version=$(sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" "$ROOT/pg_idempotency.control")
+  offered=$(psql "$("$ROOT/scripts/pg.sh" url)" -qAtX \
+    -c "SELECT default_version FROM pg_available_extensions WHERE name = 'pg_idempotency'") || return 1
+  if [ -z "$version" ] || [ "$offered" != "$version" ]; then
+    echo "the server offers pg_idempotency '${offered:-(none)}', this checkout's control file says '${version:-(none)}'" >&2
+    return 1
+  fi
+  echo "pg_idempotency $version: the server loads this build"
+}

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # `make test`: build, install, start the throwaway cluster, then every suite. Exits non-zero when
 # any suite fails; the last line is "N passed, N failed" over the suites.
+# The cluster is stopped at the end (also on failure, Ctrl-C, SIGTERM) if this run started it, and
+# left running if it was running before. When it cannot be started, or the server on $PGPORT is not
+# this checkout's (data directory) or does not load the extension just built, the run stops there:
+# no database suite runs against a server it did not start or check.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -20,7 +24,25 @@ suite() {
     failed=$((failed + 1))
     failed_names+=("$name")
     echo "--- $name: FAILED ($((SECONDS - start)) s)"
+    return 1
   fi
+}
+
+# Stops the server if this run started it, then prints the summary; fails when a suite failed.
+summary() {
+  echo
+  pg_down || { failed=$((failed + 1)); failed_names+=("stop throwaway PostgreSQL"); }
+  if [ "$failed" -gt 0 ]; then
+    printf 'failed suites: %s\n' "${failed_names[*]}"
+  fi
+  echo "suites: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
+# Start (or find running) this checkout's cluster, check it is the one on $PGPORT and that it
+# loads the extension just installed.
+start_server() {
+  pg_up && check_installed_extension
 }
 
 regress() {
@@ -37,10 +59,13 @@ run_demo_script() {
 }
 
 export PGPORT=${PGPORT:-54320}
+suite "released SQL scripts unchanged (sql/RELEASED)" scripts/check-released.sh
 suite "build + install extension" build_and_install_extension || true
 suite "build core, tests (cmake)" build_cmake build all -DIDEM_BENCH=OFF
 suite "core unit tests (GoogleTest)" build/core_tests --gtest_brief=1
-suite "start throwaway PostgreSQL" scripts/pg.sh start
+suite "pg.sh port conflict + start/stop discipline" tests/scripts/pg_port_conflict_test.sh
+suite "start throwaway PostgreSQL" start_server ||
+  { echo "stopping here: no suite runs against a server this run did not start or check"; summary; exit; }
 export IDEM_TEST_URL=$(scripts/pg.sh url)
 suite "pg_regress + isolation specs" regress
 suite "payload_hash == sha256sum(canonical bytes)" scripts/check-sha256sum.sh
@@ -48,9 +73,4 @@ suite "demo script runs to the end (examples/demo.sql)" run_demo_script
 suite "integration + stress tests (libpqxx)" build/integration_tests --gtest_brief=1
 suite "fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-20} s)" env FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/fuzz.sh
 
-echo
-if [ "$failed" -gt 0 ]; then
-  printf 'failed suites: %s\n' "${failed_names[*]}"
-fi
-echo "suites: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
