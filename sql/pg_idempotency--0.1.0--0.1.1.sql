@@ -284,6 +284,23 @@ BEGIN
       END IF;
     END IF;
 
+    -- An existing row is locked before it is written, without waiting: under the key's lock only
+    -- purge_expired can hold it (it is deleting a record that became history). Once locked it is
+    -- written, so a refusal never follows a row lock.
+    IF v_decision <> 'insert' THEN
+      PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest
+         FOR NO KEY UPDATE SKIP LOCKED;
+      IF NOT FOUND THEN
+        PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
+        IF NOT FOUND THEN CONTINUE; END IF;  -- purged meanwhile: decide again (an insert)
+        PERFORM idem._unlock_key(v_lock);
+        res.outcome := 'in_progress';
+        res.generation := r.generation;
+        res.retry_after := idem._retry_after();
+        RETURN res;
+      END IF;
+    END IF;
+
     IF v_decision = 'insert' THEN
       INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
                                   hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
@@ -413,10 +430,12 @@ BEGIN
       PERFORM pg_advisory_xact_lock(v_lock);  -- a contender's one-row decision, then it refuses
     END IF;
   END IF;
-  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest;
+  -- Under the key's lock only purge_expired can hold the row (it is deleting history): never wait.
+  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest
+     FOR NO KEY UPDATE SKIP LOCKED;
   IF NOT FOUND THEN
     PERFORM idem._raise('ERR_LEASE_LOST',
-      format('cannot %s key %s: no such record (expired and purged, or never acquired)', p_action, p_handle),
+      format('cannot %s key %s: no such record (expired and purged or being purged, or never acquired)', p_action, p_handle),
       'Do not record a result; acquire the key again.');
   END IF;
   IF r.status <> 'in_progress' OR r.attempt <> p_attempt THEN
@@ -527,7 +546,8 @@ BEGIN
       PERFORM idem._raise('ERR_IDEMPOTENCY_IN_PROGRESS', format('key %s is being acquired right now', handle),
         'Look again in a moment: idem.resolve_stuck never waits.');
     END IF;
-    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
+    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest
+       FOR NO KEY UPDATE NOWAIT;
     IF r.status <> 'released' OR r.attempt <> attempt THEN
       PERFORM idem._raise('ERR_LEASE_LOST', format('key %s moved on to attempt %s (%s)', handle, r.attempt, r.status),
         'Look at the record again before resolving it.');
@@ -555,9 +575,11 @@ COMMENT ON FUNCTION idem.resolve_stuck(text, bigint, text, integer, bytea, jsonb
   'Operator: resolve unresolved work (an expired lease, or a release after a checkpoint) with the response retries will replay; logged in idem.operator_actions.';
 
 -- ---------------------------------------------------------------------------------------------
--- Retention. A batch takes each victim's key lock without waiting before it deletes (an acquirer
--- writes only under that lock, so the delete never waits for one), never touches unresolved work
--- with a checkpoint (expires_at NULL), and leaves each key's generation in idem.retired_keys.
+-- Retention. A batch row-locks its victims with SKIP LOCKED (a row an acquirer or holder is writing
+-- is passed over; they in turn skip a row being purged and answer in_progress or ERR_LEASE_LOST,
+-- so neither side waits), takes no key locks (a batch of 100,000 would fill the lock table),
+-- never touches unresolved work with a checkpoint (expires_at NULL), and leaves each key's
+-- generation in idem.retired_keys.
 
 CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
   RETURNS integer
@@ -570,17 +592,15 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
       'Call purge_expired repeatedly with a small batch until it returns 0.');
   END IF;
-  WITH candidates AS (
+  WITH victims AS (
     SELECT k.tenant_id, k.scope_digest FROM idem.keys k
      WHERE k.expires_at < clock_timestamp()
      ORDER BY k.expires_at
      LIMIT batch
-  ), locked AS (
-    SELECT c.tenant_id, c.scope_digest FROM candidates c
-     WHERE pg_try_advisory_xact_lock(idem._lock_key(c.scope_digest))
+       FOR UPDATE SKIP LOCKED
   ), gone AS (
-    DELETE FROM idem.keys k USING locked v
-     WHERE k.tenant_id = v.tenant_id AND k.scope_digest = v.scope_digest AND k.expires_at < clock_timestamp()
+    DELETE FROM idem.keys k USING victims v
+     WHERE k.tenant_id = v.tenant_id AND k.scope_digest = v.scope_digest
     RETURNING k.tenant_id, k.scope_digest, k.generation
   )
   INSERT INTO idem.retired_keys AS g (tenant_id, scope_digest, generation, retired_at)

@@ -1,0 +1,86 @@
+-- The upgrade chain, tested the way contrib/amcheck does: install the released 0.1.0, make
+-- records in every state, ALTER EXTENSION ... UPDATE, and check that each record behaves as
+-- 0.1.1 says, and that the catalog equals a fresh install's.
+\set SHOW_CONTEXT never
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE idem_upgrade_old;
+CREATE DATABASE idem_upgrade_fresh;
+\c idem_upgrade_old
+SET client_min_messages = warning;
+CREATE EXTENSION pg_idempotency VERSION '0.1.0';
+-- resolved: replays after the update
+SELECT handle AS h1, attempt AS a1 FROM idem.acquire('t-up', 'upgrade-key-00001', '{"n":1}'::jsonb) \gset
+SELECT idem.complete(:'h1', :a1, 201, '{"Location":"/orders/1"}', 'order one');
+-- in_progress with a live lease: busy after the update, and its holder can still complete
+SELECT handle AS h2, attempt AS a2 FROM idem.acquire('t-up', 'upgrade-key-00002', '{"n":2}'::jsonb, lease => '1 hour') \gset
+-- released after a checkpoint, TTL already past: 0.1.0 would purge it; 0.1.1 keeps it to resume
+SELECT handle AS h3, attempt AS a3 FROM idem.acquire('t-up', 'upgrade-key-00003', '{"n":3}'::jsonb, ttl => '50 milliseconds') \gset
+SELECT idem.checkpoint(:'h3', :a3, 'charge_created', '{"charge":"ch_3"}') IS NOT NULL AS checkpointed;
+SELECT idem.release(:'h3', :a3, 'timeout');
+-- abandoned lease without a checkpoint: becomes history a TTL after its lease
+SELECT handle AS h4, attempt AS a4 FROM idem.acquire('t-up', 'upgrade-key-00004', '{"n":4}'::jsonb, lease => '50 milliseconds', ttl => '50 milliseconds') \gset
+-- released without a checkpoint: a fresh attempt
+SELECT handle AS h5, attempt AS a5 FROM idem.acquire('t-up', 'upgrade-key-00005', '{"n":5}'::jsonb) \gset
+SELECT idem.release(:'h5', :a5, 'transient');
+SELECT pg_sleep(0.2);
+SELECT client_key, status, expires_at IS NULL AS no_expiry FROM idem.keys ORDER BY client_key;
+
+ALTER EXTENSION pg_idempotency UPDATE TO '0.1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'pg_idempotency';
+SELECT client_key, status, expires_at IS NULL AS no_expiry, expires_at = lease_expires_at + ttl AS history_after_lease_and_ttl
+  FROM idem.keys ORDER BY client_key;
+SELECT idem.purge_expired() AS purged;
+SELECT client_key FROM idem.keys ORDER BY client_key;
+SELECT outcome, response_status, response_headers, convert_from(response_body, 'UTF8') AS body
+  FROM idem.acquire('t-up', 'upgrade-key-00001', '{"n":1}'::jsonb);
+SELECT outcome FROM idem.acquire('t-up', 'upgrade-key-00002', '{"n":2}'::jsonb);
+SELECT idem.complete(:'h2', :a2, 200, '{}', 'two');
+SELECT outcome, convert_from(response_body, 'UTF8') AS body FROM idem.acquire('t-up', 'upgrade-key-00002', '{"n":2}'::jsonb);
+SELECT outcome, recovery_point, recovery_data FROM idem.acquire('t-up', 'upgrade-key-00003', '{"n":3}'::jsonb);
+SELECT outcome, generation FROM idem.acquire('t-up', 'upgrade-key-00004', '{"n":44}'::jsonb);
+SELECT outcome, generation FROM idem.acquire('t-up', 'upgrade-key-00005', '{"n":55}'::jsonb);
+
+-- The catalog of the updated install equals a fresh one's: functions (with their settings,
+-- privileges and bodies), columns, constraints, indexes.
+CREATE FUNCTION pg_temp.catalog_digest() RETURNS text LANGUAGE sql AS $$
+  SELECT md5(string_agg(x, E'\n' ORDER BY x)) FROM (
+    SELECT format('fn %s %s %s %s %s %s', p.oid::regprocedure, p.provolatile, p.prosecdef, p.proconfig, p.proacl, md5(p.prosrc)) AS x
+      FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace
+    UNION ALL
+    SELECT format('col %s.%s %s %s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attcollation::regcollation)
+      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+     WHERE c.relnamespace = 'idem'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL
+    SELECT format('con %s %s %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
+      FROM pg_constraint WHERE connamespace = 'idem'::regnamespace
+    UNION ALL
+    SELECT format('idx %s', pg_get_indexdef(indexrelid)) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+     WHERE c.relnamespace = 'idem'::regnamespace
+    UNION ALL
+    SELECT format('rel %s %s %s', c.oid::regclass, c.relkind, c.relacl) FROM pg_class c
+     WHERE c.relnamespace = 'idem'::regnamespace AND c.relkind IN ('r', 'S', 'v')) s $$;
+SELECT pg_temp.catalog_digest() AS updated_digest \gset
+\c idem_upgrade_fresh
+SET client_min_messages = warning;
+CREATE EXTENSION pg_idempotency;
+CREATE FUNCTION pg_temp.catalog_digest() RETURNS text LANGUAGE sql AS $$
+  SELECT md5(string_agg(x, E'\n' ORDER BY x)) FROM (
+    SELECT format('fn %s %s %s %s %s %s', p.oid::regprocedure, p.provolatile, p.prosecdef, p.proconfig, p.proacl, md5(p.prosrc)) AS x
+      FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace
+    UNION ALL
+    SELECT format('col %s.%s %s %s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attcollation::regcollation)
+      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+     WHERE c.relnamespace = 'idem'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL
+    SELECT format('con %s %s %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
+      FROM pg_constraint WHERE connamespace = 'idem'::regnamespace
+    UNION ALL
+    SELECT format('idx %s', pg_get_indexdef(indexrelid)) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+     WHERE c.relnamespace = 'idem'::regnamespace
+    UNION ALL
+    SELECT format('rel %s %s %s', c.oid::regclass, c.relkind, c.relacl) FROM pg_class c
+     WHERE c.relnamespace = 'idem'::regnamespace AND c.relkind IN ('r', 'S', 'v')) s $$;
+SELECT pg_temp.catalog_digest() = :'updated_digest' AS same_catalog_as_updated;
+\c :regress_db
+DROP DATABASE idem_upgrade_old;
+DROP DATABASE idem_upgrade_fresh;
