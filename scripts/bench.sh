@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: fingerprint throughput in C++ (Google Benchmark) and in SQL (payload_hash next to
-# sha256 of the jsonb text), then pgbench flows against a floor of the bare business write:
+# sha256 of the jsonb text), the cost per key as an empty store grows (bench/sql_store_growth.sql,
+# beside the bare write), then pgbench flows against a floor of the bare business write:
 #   floor      BEGIN; INSERT the order; COMMIT                       (bench/pgbench/floor.sql)
 #   new_key    BEGIN; acquire a new key; INSERT; complete; COMMIT    (new_key.sql)
 #   replay     BEGIN; acquire a resolved key, same payload; COMMIT   (replay.sql)
@@ -10,7 +11,7 @@
 #
 # Environment: BENCH_SECONDS (20), BENCH_MIN_TIME (Google Benchmark min time per case, 0.5 s),
 # BENCH_CLIENTS (8), BENCH_RATE (350 tps), BENCH_REPLAY_KEYS (10000), BENCH_CONTENTION_TTL_MS (5),
-# BENCH_SQL_REPS (7), BENCH_OUT (results folder), JOBS (build parallelism), PGPORT (54320).
+# BENCH_SQL_REPS (7), BENCH_GROWTH_KEYS (100000), BENCH_OUT (results folder), JOBS (build parallelism), PGPORT (54320).
 # The cluster is the durable throwaway one of scripts/pg.sh (fsync and synchronous_commit on).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -23,6 +24,7 @@ BENCH_RATE=${BENCH_RATE:-350}
 BENCH_REPLAY_KEYS=${BENCH_REPLAY_KEYS:-10000}
 BENCH_CONTENTION_TTL_MS=${BENCH_CONTENTION_TTL_MS:-5}
 BENCH_SQL_REPS=${BENCH_SQL_REPS:-7}
+BENCH_GROWTH_KEYS=${BENCH_GROWTH_KEYS:-100000}
 BUILD="$ROOT/build-bench"
 OUT=${BENCH_OUT:-$BUILD/results/$(date +%Y%m%d-%H%M%S)}
 PGB="$ROOT/bench/pgbench"
@@ -75,6 +77,10 @@ done
 q -c "VACUUM ANALYZE bench_docs"
 psql "$DBURL" -qX -v ON_ERROR_STOP=1 -v reps="$BENCH_SQL_REPS" -f "$ROOT/bench/sql_fingerprint.sql" |
   tee "$OUT/sql_fingerprint.txt" | grep -v '^\(CREATE\|SELECT\)'
+
+step "store growth: ms per key of the first and last 1,000 of ${BENCH_GROWTH_KEYS} new keys after VACUUM ANALYZE of an empty store"
+psql "$DBURL" -qX -v ON_ERROR_STOP=1 -v keys="$BENCH_GROWTH_KEYS" -f "$ROOT/bench/sql_store_growth.sql" |
+  tee "$OUT/store_growth.txt" | grep -v '^\(CREATE\|SELECT\|TRUNCATE\|DROP\|VACUUM\|CALL\|SET\)'
 
 # ---- pgbench ---------------------------------------------------------------------------------
 
