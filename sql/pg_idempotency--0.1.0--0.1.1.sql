@@ -95,6 +95,12 @@ CREATE FUNCTION idem._ttl(ttl interval) RETURNS interval
 COMMENT ON FUNCTION idem._ttl(interval) IS
   'The TTL as elapsed time (NULL: idem.default_ttl); ERR_ARGUMENT_INVALID unless positive and at most idem.max_ttl.';
 
+CREATE FUNCTION idem._retired_generation_now(tenant text, scope_digest bytea) RETURNS integer
+  AS 'MODULE_PATHNAME', 'idem_retired_generation_now'
+  LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idem._retired_generation_now(text, bytea) IS
+  'The generation idem.retired_keys holds for the key in the latest committed state (not the caller''s snapshot); 0 when none.';
+
 CREATE FUNCTION idem._wait_timeout() RETURNS interval
   AS 'MODULE_PATHNAME', 'idem_wait_timeout'
   LANGUAGE C STABLE PARALLEL SAFE;
@@ -180,8 +186,10 @@ BEGIN
     PERFORM idem._unlock_key(p_lock);
     PERFORM set_config('lock_timeout', v_saved, true);
     RETURN true;
-  EXCEPTION WHEN lock_not_available THEN
-    RETURN false;  -- the rollback gave back lock_timeout and left no wait behind
+  EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
+    -- Timed out, or chosen to break a deadlock with a waiter that holds a key this transaction
+    -- wants: either way a busy key. The rollback gave back lock_timeout and left no wait behind.
+    RETURN false;
   END;
 END $$;
 REVOKE ALL ON FUNCTION idem._wait_for_key_lock(bigint, timestamptz) FROM PUBLIC;
@@ -212,6 +220,7 @@ DECLARE
   v_wait     boolean;
   v_deadline timestamptz;
   v_poll     float8 := 0.002;
+  v_retired  integer;
 BEGIN
   IF p_on_busy IS NULL OR p_on_busy NOT IN ('reject', 'wait') THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID',
@@ -302,12 +311,20 @@ BEGIN
     END IF;
 
     IF v_decision = 'insert' THEN
+      v_retired := coalesce((SELECT g.generation FROM idem.retired_keys g
+                              WHERE g.tenant_id = p_tenant COLLATE "C" AND g.scope_digest = p_digest), 0);
+      -- A snapshot older than a purge of this key would start an old generation again (its
+      -- record is gone, so the insert meets no conflict): refuse it as PostgreSQL refuses any
+      -- write such a snapshot cannot see the result of.
+      IF current_setting('transaction_isolation') <> 'read committed'
+         AND idem._retired_generation_now(p_tenant, p_digest) <> v_retired THEN
+        RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: it was purged after this transaction''s snapshot'
+          USING ERRCODE = 'serialization_failure', HINT = 'Retry the transaction.';
+      END IF;
       INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
                                   hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
                                   lease_expires_at, created_at, expires_at)
-      VALUES (p_tenant, p_digest, 'in_progress', nextval('idem.fencing_token_seq'),
-              1 + coalesce((SELECT g.generation FROM idem.retired_keys g
-                             WHERE g.tenant_id = p_tenant COLLATE "C" AND g.scope_digest = p_digest), 0),
+      VALUES (p_tenant, p_digest, 'in_progress', nextval('idem.fencing_token_seq'), 1 + v_retired,
               p_hash, idem.fingerprint_scheme(), p_caller, p_resource, p_key, v_lease, v_ttl,
               v_now + v_lease, v_now, v_now + v_lease + v_ttl)
       ON CONFLICT DO NOTHING
@@ -412,24 +429,32 @@ DECLARE
   v_digest bytea := idem._handle_digest(p_handle);
   v_tenant text := idem._handle_tenant(p_handle);
   v_lock   bigint := idem._lock_key(v_digest);
+  v_deadline timestamptz;
   r idem.keys;
 BEGIN
   IF p_attempt IS NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'attempt must not be NULL',
       'Pass the attempt column of the acquire result with the handle.');
   END IF;
-  IF NOT pg_try_advisory_xact_lock(v_lock) THEN
+  WHILE NOT pg_try_advisory_xact_lock(v_lock) LOOP
     SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest;
-    IF FOUND AND r.status = 'in_progress' AND r.attempt = p_attempt AND r.lease_expires_at <= clock_timestamp() THEN
+    EXIT WHEN NOT FOUND OR r.status <> 'in_progress' OR r.attempt <> p_attempt;  -- lost: said below
+    IF r.lease_expires_at <= clock_timestamp() THEN
       PERFORM idem._raise('ERR_LEASE_LOST',
         format('cannot %s key %s with attempt %s: its lease ran out at %s and another attempt is taking it over',
                p_action, p_handle, p_attempt, r.lease_expires_at),
         'Do not record a result; the next request with this key resumes or replays.');
     END IF;
-    IF FOUND AND r.status = 'in_progress' AND r.attempt = p_attempt THEN
-      PERFORM pg_advisory_xact_lock(v_lock);  -- a contender's one-row decision, then it refuses
+    -- Our lease is live: the lock's owner is a contender reading one row before it refuses, or
+    -- another open (or prepared) transaction of this very lease. Wait for it, within bounds.
+    v_deadline := coalesce(v_deadline, clock_timestamp() + idem._wait_timeout());
+    IF NOT idem._wait_for_key_lock(v_lock, v_deadline) THEN
+      PERFORM idem._raise('ERR_IDEMPOTENCY_IN_PROGRESS',
+        format('cannot %s key %s with attempt %s now: another transaction is writing it (an earlier open or prepared transaction of this lease?)',
+               p_action, p_handle, p_attempt),
+        'The lease is still yours: finish or roll back that transaction, then call again.');
     END IF;
-  END IF;
+  END LOOP;
   -- Under the key's lock only purge_expired can hold the row (it is deleting history): never wait.
   SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest
      FOR NO KEY UPDATE SKIP LOCKED;
@@ -539,6 +564,11 @@ BEGIN
   PERFORM idem._require_durable_store();
   SELECT * INTO r FROM idem.keys k
    WHERE k.tenant_id = idem._handle_tenant(handle) COLLATE "C" AND k.scope_digest = idem._handle_digest(handle);
+  IF FOUND AND r.status = 'released' AND r.recovery_point IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('key %s is not stuck: it was released before any checkpoint, and its next request is a fresh attempt', handle),
+      'Only unfinished work with a checkpoint, or a lease that ran out, needs an operator.');
+  END IF;
   IF FOUND AND r.status = 'released' THEN
     -- Released work has no holder: resolve it as if its last attempt did.
     attempt := coalesce(attempt, r.attempt);
@@ -575,39 +605,47 @@ COMMENT ON FUNCTION idem.resolve_stuck(text, bigint, text, integer, bytea, jsonb
   'Operator: resolve unresolved work (an expired lease, or a release after a checkpoint) with the response retries will replay; logged in idem.operator_actions.';
 
 -- ---------------------------------------------------------------------------------------------
--- Retention. A batch row-locks its victims with SKIP LOCKED (a row an acquirer or holder is writing
--- is passed over; they in turn skip a row being purged and answer in_progress or ERR_LEASE_LOST,
--- so neither side waits), takes no key locks (a batch of 100,000 would fill the lock table),
--- never touches unresolved work with a checkpoint (expires_at NULL), and leaves each key's
--- generation in idem.retired_keys.
+-- Retention. Each victim is deleted under its key's lock, taken without waiting and given back at
+-- once (a key in use is passed over; acquirers and holders skip a row being purged and answer
+-- in_progress or ERR_LEASE_LOST, so neither side waits, and a batch holds one key lock at a time).
+-- Unresolved work with a checkpoint (expires_at NULL) is never touched; each key's generation is
+-- kept in idem.retired_keys.
 
 CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
   RETURNS integer
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 DECLARE
-  v_removed integer;
+  c          record;
+  v_lock     bigint;
+  v_gen      integer;
+  v_removed  integer := 0;
 BEGIN
   IF batch IS NULL OR batch < 1 OR batch > 100000 THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
       'Call purge_expired repeatedly with a small batch until it returns 0.');
   END IF;
-  WITH victims AS (
-    SELECT k.tenant_id, k.scope_digest FROM idem.keys k
-     WHERE k.expires_at < clock_timestamp()
-     ORDER BY k.expires_at
-     LIMIT batch
-       FOR UPDATE SKIP LOCKED
-  ), gone AS (
-    DELETE FROM idem.keys k USING victims v
-     WHERE k.tenant_id = v.tenant_id AND k.scope_digest = v.scope_digest
-    RETURNING k.tenant_id, k.scope_digest, k.generation
-  )
-  INSERT INTO idem.retired_keys AS g (tenant_id, scope_digest, generation, retired_at)
-  SELECT gone.tenant_id, gone.scope_digest, gone.generation, clock_timestamp() FROM gone
-  ON CONFLICT (tenant_id, scope_digest)
-  DO UPDATE SET generation = greatest(g.generation, excluded.generation), retired_at = excluded.retired_at;
-  GET DIAGNOSTICS v_removed = ROW_COUNT;
+  FOR c IN SELECT k.tenant_id, k.scope_digest FROM idem.keys k
+            WHERE k.expires_at < clock_timestamp() ORDER BY k.expires_at LIMIT batch LOOP
+    v_lock := idem._lock_key(c.scope_digest);
+    CONTINUE WHEN NOT pg_try_advisory_xact_lock(v_lock);  -- in use right now: next time
+    -- Under the key's lock nobody else writes the row, so this reads its latest committed
+    -- version and deletes it only if that is still history; it never waits and never locks a
+    -- row it keeps.
+    DELETE FROM idem.keys k
+     WHERE k.tenant_id = c.tenant_id AND k.scope_digest = c.scope_digest AND k.expires_at < clock_timestamp()
+    RETURNING k.generation INTO v_gen;
+    IF FOUND THEN
+      INSERT INTO idem.retired_keys AS g (tenant_id, scope_digest, generation, retired_at)
+      VALUES (c.tenant_id, c.scope_digest, v_gen, clock_timestamp())
+      ON CONFLICT (tenant_id, scope_digest)
+      DO UPDATE SET generation = greatest(g.generation, excluded.generation), retired_at = excluded.retired_at;
+      v_removed := v_removed + 1;
+    END IF;
+    -- One key lock at a time: a batch of 100,000 must not fill the shared lock table. The deleted
+    -- row stays locked until commit, and acquirers and holders skip a locked row.
+    PERFORM idem._unlock_key(v_lock);
+  END LOOP;
   -- Generations of keys unused for the whole history retention are forgotten, a batch at a time.
   DELETE FROM idem.retired_keys g USING (
       SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o

@@ -9,6 +9,10 @@ extern "C" {
 #include "catalog/namespace.h"    // get_namespace_oid / get_relname_relid for the durability check
 #include "catalog/pg_class.h"     // RELPERSISTENCE_PERMANENT
 #include "access/detoast.h"       // toast_raw_datum_size: a payload's size before reading it
+#include "access/genam.h"         // systable_beginscan: read idem.retired_keys under the latest snapshot
+#include "access/htup_details.h"  // heap_getattr
+#include "access/table.h"         // table_open / table_close
+#include "catalog/pg_collation.h" // C_COLLATION_OID: tenant ids compare bytewise
 #include "datatype/timestamp.h"   // Interval and USECS_PER_DAY for elapsed-time leases and TTLs
 #include "fmgr.h"                 // PG_FUNCTION_INFO_V1, FunctionCallInfo
 #include "mb/pg_wchar.h"          // GetDatabaseEncoding: fingerprints need a UTF-8 database
@@ -16,10 +20,13 @@ extern "C" {
 #include "storage/lock.h"         // LockRelease: give back a key's advisory lock after a refusal
 #include "utils/array.h"          // deconstruct_array for the text[] of excluded pointers
 #include "utils/builtins.h"       // text_to_cstring, cstring_to_text_with_len
+#include "utils/fmgroids.h"       // F_TEXTEQ, F_BYTEAEQ for scan keys
 #include "utils/guc.h"            // DefineCustom*Variable, GetConfigOption
 #include "utils/jsonb.h"          // JsonbIterator: walk jsonb without printing it as text
 #include "utils/lsyscache.h"      // get_rel_persistence
 #include "utils/memutils.h"       // MaxAllocSize: the largest value a result may be
 #include "utils/numeric.h"        // numeric_out for jsonb numbers
+#include "utils/rel.h"            // RelationGetDescr
+#include "utils/snapmgr.h"        // GetLatestSnapshot
 #include "utils/timestamp.h"      // Interval datums
 }
