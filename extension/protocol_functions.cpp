@@ -49,16 +49,43 @@ Datum decide(FunctionCallInfo fcinfo) {
   return datum::text_datum(decision_name(protocol::decide(r)));
 }
 
-// The advisory lock acquire took with pg_try_advisory_xact_lock(key), given back when it refuses:
-// a refused caller must hold nothing. LockRelease drops one hold by the current resource owner,
-// so a key this transaction already held (it is its holder) stays held.
-Datum unlock_key(FunctionCallInfo fcinfo) {
-  const int64 key = PG_GETARG_INT64(0);
+// A key's lock: a transaction-level advisory lock in a tag space of its own (field4 = 3; the SQL
+// functions pg_advisory_lock(bigint) and (int, int) use 1 and 2), so no role that can only call
+// SQL's advisory-lock functions can take, pin or release it.
+LOCKTAG key_lock_tag(int64 key) {
   LOCKTAG tag;
-  // The tag pg_advisory_xact_lock(bigint) uses: two 32-bit halves, field4 = 1 for the int8 form.
   SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(static_cast<uint64>(key) >> 32),
-                       static_cast<uint32>(key), 1);
+                       static_cast<uint32>(key), 3);
+  return tag;
+}
+
+// _try_lock_key(key): take the key's lock if it is free, never waiting.
+Datum try_lock_key(FunctionCallInfo fcinfo) {
+  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
+  return BoolGetDatum(
+      pg::guarded([&] { return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL; }));
+}
+
+// _wait_lock_key(key): take it, waiting (lock_timeout, deadlock detection and cancel apply).
+Datum wait_lock_key(FunctionCallInfo fcinfo) {
+  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
+  pg::guarded([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+  PG_RETURN_VOID();
+}
+
+// _unlock_key(key): give back the hold this call took when acquire refuses (a refused caller must
+// hold nothing). LockRelease drops one hold by the current resource owner, so a key this
+// transaction already held (it is its holder) stays held.
+Datum unlock_key(FunctionCallInfo fcinfo) {
+  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
   return BoolGetDatum(pg::guarded([&] { return LockRelease(&tag, ExclusiveLock, false); }));
+}
+
+// _key_locked_by_me(key): this transaction holds the key (taking it again would succeed, since
+// locks are re-entrant: purge must not mistake its caller's own unfinished key for a free one).
+Datum key_locked_by_me(FunctionCallInfo fcinfo) {
+  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
+  return BoolGetDatum(pg::guarded([&] { return LockHeldByMe(&tag, ExclusiveLock); }));
 }
 
 // Microseconds of elapsed time in an interval: a day is 24 hours and a month 30 days, whatever the
@@ -171,6 +198,15 @@ Datum raise_named(FunctionCallInfo fcinfo) {
 extern "C" {
 PG_FUNCTION_INFO_V1(idem_decide);
 Datum idem_decide(PG_FUNCTION_ARGS) { return idem::Invoke(idem::decide, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_try_lock_key);
+Datum idem_try_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::try_lock_key, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_wait_lock_key);
+Datum idem_wait_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::wait_lock_key, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_key_locked_by_me);
+Datum idem_key_locked_by_me(PG_FUNCTION_ARGS) { return idem::Invoke(idem::key_locked_by_me, fcinfo); }
 
 PG_FUNCTION_INFO_V1(idem_unlock_key);
 Datum idem_unlock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::unlock_key, fcinfo); }

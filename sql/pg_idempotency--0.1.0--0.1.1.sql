@@ -77,11 +77,31 @@ CREATE FUNCTION idem._decide(status text, history boolean, lease_live boolean, o
 COMMENT ON FUNCTION idem._decide(text, boolean, boolean, boolean, boolean, boolean) IS
   'The acquisition table of core/protocol/decision.cpp: insert, new_generation, fresh_attempt, resume, replay, mismatch or busy.';
 
+-- A key's lock lives in an advisory-lock tag space of its own, which SQL's pg_advisory_* functions
+-- cannot reach: a role that can connect cannot pin a key, or make its holder believe it lost it.
+CREATE FUNCTION idem._try_lock_key(lock_key bigint) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'idem_try_lock_key'
+  LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idem._try_lock_key(bigint) IS
+  'Takes the key''s transaction-level lock if it is free, never waiting (advisory tag space 3, out of reach of pg_advisory_*).';
+
+CREATE FUNCTION idem._wait_lock_key(lock_key bigint) RETURNS void
+  AS 'MODULE_PATHNAME', 'idem_wait_lock_key'
+  LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idem._wait_lock_key(bigint) IS
+  'Takes the key''s transaction-level lock, waiting (lock_timeout and deadlock detection apply).';
+
 CREATE FUNCTION idem._unlock_key(lock_key bigint) RETURNS boolean
   AS 'MODULE_PATHNAME', 'idem_unlock_key'
   LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION idem._unlock_key(bigint) IS
-  'Gives back one hold of the transaction advisory lock pg_try_advisory_xact_lock(lock_key) took: a refused acquire holds nothing.';
+  'Gives back one hold of the key''s lock taken by the current resource owner: a refused acquire holds nothing.';
+
+CREATE FUNCTION idem._key_locked_by_me(lock_key bigint) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'idem_key_locked_by_me'
+  LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idem._key_locked_by_me(bigint) IS
+  'Whether this transaction holds the key''s lock (locks are re-entrant: a second take would succeed).';
 
 CREATE FUNCTION idem._lease(lease interval) RETURNS interval
   AS 'MODULE_PATHNAME', 'idem_lease'
@@ -182,7 +202,7 @@ BEGIN
   IF v_ms <= 0 THEN RETURN false; END IF;
   BEGIN
     PERFORM set_config('lock_timeout', v_ms || 'ms', true);
-    PERFORM pg_advisory_xact_lock(p_lock);
+    PERFORM idem._wait_lock_key(p_lock);
     PERFORM idem._unlock_key(p_lock);
     PERFORM set_config('lock_timeout', v_saved, true);
     RETURN true;
@@ -279,7 +299,7 @@ BEGIN
     -- COMMITTED sees what the last writer committed). An absent row goes straight to the insert,
     -- whose ON CONFLICT notices a row committed in between.
     IF NOT v_locked THEN
-      IF pg_try_advisory_xact_lock(v_lock) THEN
+      IF idem._try_lock_key(v_lock) THEN
         v_locked := true;
         IF v_found THEN CONTINUE; END IF;
       ELSIF v_wait AND idem._wait_for_key_lock(v_lock, v_deadline) THEN
@@ -436,7 +456,7 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'attempt must not be NULL',
       'Pass the attempt column of the acquire result with the handle.');
   END IF;
-  WHILE NOT pg_try_advisory_xact_lock(v_lock) LOOP
+  WHILE NOT idem._try_lock_key(v_lock) LOOP
     SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest;
     EXIT WHEN NOT FOUND OR r.status <> 'in_progress' OR r.attempt <> p_attempt;  -- lost: said below
     IF r.lease_expires_at <= clock_timestamp() THEN
@@ -572,7 +592,7 @@ BEGIN
   IF FOUND AND r.status = 'released' THEN
     -- Released work has no holder: resolve it as if its last attempt did.
     attempt := coalesce(attempt, r.attempt);
-    IF NOT pg_try_advisory_xact_lock(idem._lock_key(r.scope_digest)) THEN
+    IF NOT idem._try_lock_key(idem._lock_key(r.scope_digest)) THEN
       PERFORM idem._raise('ERR_IDEMPOTENCY_IN_PROGRESS', format('key %s is being acquired right now', handle),
         'Look again in a moment: idem.resolve_stuck never waits.');
     END IF;
@@ -605,17 +625,21 @@ COMMENT ON FUNCTION idem.resolve_stuck(text, bigint, text, integer, bytea, jsonb
   'Operator: resolve unresolved work (an expired lease, or a release after a checkpoint) with the response retries will replay; logged in idem.operator_actions.';
 
 -- ---------------------------------------------------------------------------------------------
--- Retention. Each victim is deleted under its key's lock, taken without waiting and given back at
--- once (a key in use is passed over; acquirers and holders skip a row being purged and answer
--- in_progress or ERR_LEASE_LOST, so neither side waits, and a batch holds one key lock at a time).
--- Unresolved work with a checkpoint (expires_at NULL) is never touched; each key's generation is
--- kept in idem.retired_keys.
+-- Retention. Each victim is deleted under its key's lock, taken without waiting (a key in use,
+-- also by the caller's own transaction, is passed over) and kept until commit, so acquirers see a
+-- busy key (in_progress, or a bounded wait) and never insert behind an uncommitted delete; at most
+-- 500 keys a call. Unresolved work with a checkpoint (expires_at NULL) is never touched; each key's
+-- generation is kept in idem.retired_keys.
 
 CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
   RETURNS integer
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 DECLARE
+  -- A deleted record's key stays locked until this transaction ends (an acquirer must not insert
+  -- behind an uncommitted delete), so a call deletes at most this many: the shared lock table
+  -- (max_locks_per_transaction x max_connections) must keep room for everyone else.
+  c_max_keys constant integer := 500;
   c          record;
   v_lock     bigint;
   v_gen      integer;
@@ -626,12 +650,12 @@ BEGIN
       'Call purge_expired repeatedly with a small batch until it returns 0.');
   END IF;
   FOR c IN SELECT k.tenant_id, k.scope_digest FROM idem.keys k
-            WHERE k.expires_at < clock_timestamp() ORDER BY k.expires_at LIMIT batch LOOP
+            WHERE k.expires_at < clock_timestamp() ORDER BY k.expires_at LIMIT least(batch, c_max_keys) LOOP
     v_lock := idem._lock_key(c.scope_digest);
-    CONTINUE WHEN NOT pg_try_advisory_xact_lock(v_lock);  -- in use right now: next time
+    -- In use right now (also by this very transaction, whose lock is re-entrant): next time.
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
     -- Under the key's lock nobody else writes the row, so this reads its latest committed
-    -- version and deletes it only if that is still history; it never waits and never locks a
-    -- row it keeps.
+    -- version and deletes it only if that is still history; it never waits.
     DELETE FROM idem.keys k
      WHERE k.tenant_id = c.tenant_id AND k.scope_digest = c.scope_digest AND k.expires_at < clock_timestamp()
     RETURNING k.generation INTO v_gen;
@@ -641,21 +665,25 @@ BEGIN
       ON CONFLICT (tenant_id, scope_digest)
       DO UPDATE SET generation = greatest(g.generation, excluded.generation), retired_at = excluded.retired_at;
       v_removed := v_removed + 1;
+    ELSE
+      PERFORM idem._unlock_key(v_lock);  -- kept: the lock goes back at once
     END IF;
-    -- One key lock at a time: a batch of 100,000 must not fill the shared lock table. The deleted
-    -- row stays locked until commit, and acquirers and holders skip a locked row.
-    PERFORM idem._unlock_key(v_lock);
   END LOOP;
-  -- Generations of keys unused for the whole history retention are forgotten, a batch at a time.
-  DELETE FROM idem.retired_keys g USING (
-      SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o
-       WHERE o.retired_at < clock_timestamp() - idem._history_retention()
-       ORDER BY o.retired_at LIMIT batch FOR UPDATE SKIP LOCKED) old
-   WHERE g.tenant_id = old.tenant_id AND g.scope_digest = old.scope_digest;
+  -- Generations of keys unused for the whole history retention are forgotten, a batch at a time,
+  -- each under its key's lock (an acquirer or another purge may be reading or writing it).
+  FOR c IN SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o
+            WHERE o.retired_at < clock_timestamp() - idem._history_retention()
+            ORDER BY o.retired_at LIMIT least(batch, c_max_keys) LOOP
+    v_lock := idem._lock_key(c.scope_digest);
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
+    DELETE FROM idem.retired_keys g
+     WHERE g.tenant_id = c.tenant_id AND g.scope_digest = c.scope_digest
+       AND g.retired_at < clock_timestamp() - idem._history_retention();
+  END LOOP;
   RETURN v_removed;
 END $$;
 COMMENT ON FUNCTION idem.purge_expired(integer) IS
-  'Delete up to batch records that became history (their generation is kept in idem.retired_keys) and forget generations older than idem.history_retention; returns the records removed. Call until 0, in its own transaction.';
+  'Delete up to least(batch, 500) records that became history (their generation is kept in idem.retired_keys) and forget generations older than idem.history_retention; returns the records removed. Call until 0, each call in its own transaction.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Privileges: PUBLIC executes nothing of ours but the pure functions granted below; operators

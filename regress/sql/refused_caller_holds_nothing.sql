@@ -12,8 +12,8 @@ CREATE FUNCTION my_key_locks() RETURNS bigint LANGUAGE sql AS
 BEGIN;
 DO $$
 BEGIN
-  PERFORM pg_try_advisory_xact_lock(42);
-  PERFORM pg_try_advisory_xact_lock(42);
+  PERFORM idem._try_lock_key(42);
+  PERFORM idem._try_lock_key(42);
   RAISE NOTICE 'released: %, still held: %', idem._unlock_key(42), my_key_locks();
   RAISE NOTICE 'released: %, held: %', idem._unlock_key(42), my_key_locks();
 END $$;
@@ -23,16 +23,16 @@ BEGIN;
 SAVEPOINT s;
 DO $$
 BEGIN
-  PERFORM pg_try_advisory_xact_lock(43);
+  PERFORM idem._try_lock_key(43);
   RAISE NOTICE 'released: %, held: %', idem._unlock_key(43), my_key_locks();
 END $$;
 ROLLBACK;
 -- ... and a lock this transaction held before (a holder meeting its key again) stays held.
 BEGIN;
-SELECT pg_try_advisory_xact_lock(44) AS held_before;
+SELECT idem._try_lock_key(44) AS held_before;
 DO $$
 BEGIN
-  PERFORM pg_try_advisory_xact_lock(44);
+  PERFORM idem._try_lock_key(44);
   RAISE NOTICE 'released: %, still held: %', idem._unlock_key(44), my_key_locks();
 END $$;
 ROLLBACK;
