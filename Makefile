@@ -4,8 +4,10 @@
 #   make bench  benchmarks (core throughput, SQL fingerprint, pgbench flows)
 #   make fuzz   libFuzzer on the parser+canonicalizer and on the parser against its nlohmann
 #               reference (FUZZ_SECONDS=600 by default, split between the two)
+#   make model  the model-based protocol test for MODEL_SECONDS (600 by default) on the throwaway
+#               cluster (make test runs it for 20 s); IDEM_MODEL_SEED=... replays a run
 EXTENSION = pg_idempotency
-EXTVERSION = 0.1.1
+EXTVERSION = 0.2.0
 MODULE_big = pg_idempotency
 
 CORE_SRCS := $(wildcard core/*.cpp core/*/*.cpp)
@@ -51,7 +53,7 @@ regress-installcheck:
 	scripts/check-schedule.sh
 	$(pg_regress_installcheck) $(REGRESS_OPTS)
 
-.PHONY: deps demo test bench fuzz core-build format regress-installcheck
+.PHONY: deps demo test bench fuzz model core-build format regress-installcheck
 
 deps:
 	scripts/install-deps.sh
@@ -67,6 +69,9 @@ bench: deps
 
 fuzz: deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} scripts/fuzz.sh
+
+model: deps
+	MODEL_SECONDS=$${MODEL_SECONDS:-600} scripts/model.sh
 
 format:
 	clang-format -i $(CORE_SRCS) $(EXT_SRCS) $(wildcard core/*.hpp core/*/*.hpp extension/*.hpp extension/*/*.hpp tests/*/*.cpp)

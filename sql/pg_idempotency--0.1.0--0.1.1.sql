@@ -649,8 +649,11 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
       'Call purge_expired repeatedly with a small batch until it returns 0.');
   END IF;
+  -- Oldest history first, until the batch is full: keys in use are passed over, not counted, so
+  -- a record held for long cannot starve the purge of the ones behind it.
   FOR c IN SELECT k.tenant_id, k.scope_digest FROM idem.keys k
-            WHERE k.expires_at < clock_timestamp() ORDER BY k.expires_at LIMIT least(batch, c_max_keys) LOOP
+            WHERE k.expires_at < clock_timestamp() ORDER BY k.expires_at LOOP
+    EXIT WHEN v_removed >= least(batch, c_max_keys);
     v_lock := idem._lock_key(c.scope_digest);
     -- In use right now (also by this very transaction, whose lock is re-entrant): next time.
     CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
