@@ -30,6 +30,9 @@ constexpr ErrorInfo kErrors[] = {
     {ErrorCode::PayloadTooLarge, "ERR_PAYLOAD_TOO_LARGE", "IK013"},
     {ErrorCode::EncodingUnsupported, "ERR_DATABASE_ENCODING_UNSUPPORTED", "IK014"},
     {ErrorCode::SchemaUntrusted, "ERR_SCHEMA_UNTRUSTED", "IK015"},
+    {ErrorCode::MachineUnknown, "ERR_MACHINE_UNKNOWN", "IK016"},
+    {ErrorCode::StateUnknown, "ERR_STATE_UNKNOWN", "IK017"},
+    {ErrorCode::AuditAppendOnly, "ERR_AUDIT_APPEND_ONLY", "IK018"},
     {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
     {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},
 };

@@ -25,6 +25,9 @@ enum class ErrorCode {
   PayloadTooLarge,     // ERR_PAYLOAD_TOO_LARGE (over idem.max_payload_bytes)
   EncodingUnsupported, // ERR_DATABASE_ENCODING_UNSUPPORTED (fingerprints need a UTF-8 database)
   SchemaUntrusted,     // ERR_SCHEMA_UNTRUSTED (schema idem owned by another role, or holding strangers)
+  MachineUnknown,      // ERR_MACHINE_UNKNOWN (no state machine of that name)
+  StateUnknown,        // ERR_STATE_UNKNOWN (the machine has no such state)
+  AuditAppendOnly,     // ERR_AUDIT_APPEND_ONLY (UPDATE/DELETE/TRUNCATE of the audit trail)
   Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
   OutOfMemory,         // ERR_OUT_OF_MEMORY
 };

@@ -24,6 +24,22 @@ hash::Digest digest_arg(FunctionCallInfo fcinfo, int n, const char* what) {
   return digest;
 }
 
+std::optional<int64_t> elapsed_usecs(const Interval& i) {
+  const int64_t days = static_cast<int64_t>(i.month) * DAYS_PER_MONTH + i.day;
+  int64_t usecs = 0;
+  if (__builtin_mul_overflow(days, static_cast<int64_t>(USECS_PER_DAY), &usecs)) return std::nullopt;
+  if (__builtin_add_overflow(usecs, static_cast<int64_t>(i.time), &usecs)) return std::nullopt;
+  return usecs;
+}
+
+Datum interval_datum(int64_t usecs) {
+  Interval* out = static_cast<Interval*>(pg::guarded([] { return palloc(sizeof(Interval)); }));
+  out->time = usecs;
+  out->day = 0;
+  out->month = 0;
+  return IntervalPGetDatum(out);
+}
+
 std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const char* what) {
   if (PG_ARGISNULL(n)) return {};
   Datum* elems = nullptr;

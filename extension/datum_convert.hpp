@@ -2,6 +2,7 @@
 // while a C++ object is alive go through pg::guarded.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,12 @@ hash::Digest digest_arg(FunctionCallInfo fcinfo, int n, const char* what);
 
 // A text[] argument as strings; NULL elements are refused with `null_error_message`.
 std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const char* what);
+
+// Microseconds of elapsed time in an interval: a day is 24 hours and a month 30 days, whatever the
+// session's TimeZone (a calendar day across a DST change is 23 or 25 hours). nullopt on overflow.
+std::optional<int64_t> elapsed_usecs(const Interval& interval);
+// A new interval Datum of exactly `usecs` microseconds (no day or month part).
+Datum interval_datum(int64_t usecs);
 
 // A new text / bytea Datum holding these bytes.
 Datum text_datum(std::string_view bytes);

@@ -16,6 +16,7 @@ int max_lease_seconds = 60 * 60;
 int max_ttl_seconds = 90 * 24 * 60 * 60;
 int max_payload_bytes = 1024 * 1024;
 int history_retention_seconds = 90 * 24 * 60 * 60;
+bool audit_replays = true;
 
 void define() {
   DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
@@ -53,6 +54,9 @@ void define() {
                           "A key reused within it continues its generations; order ids and processor keys never repeat.",
                           &history_retention_seconds, 90 * 24 * 60 * 60, 1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr,
                           nullptr, nullptr);
+  DefineCustomBoolVariable("idem.audit_replays", "Append an audit row (outcome replay) for every replay.",
+                           "Off keeps replays read-only; mismatch and in_progress are always audited.", &audit_replays,
+                           true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("idem");
 }
 

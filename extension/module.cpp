@@ -1,6 +1,7 @@
 // The shared library's entry points: the module magic and _PG_init.
 #include "core/interrupts.hpp"
 #include "extension/gucs.hpp"
+#include "extension/machine_cache.hpp"
 #include "extension/pg/pg_error.hpp"
 #include "extension/store_functions.hpp"
 #include "extension/pg/postgres.hpp"
@@ -28,4 +29,5 @@ void _PG_init(void) {
   idem::gucs::define();
   RegisterXactCallback(idem::check_durability_at_commit, nullptr);
   idem::set_interrupt_poll(poll_backend_interrupts);
+  idem::machines::register_invalidation();
 }

@@ -88,24 +88,6 @@ Datum key_locked_by_me(FunctionCallInfo fcinfo) {
   return BoolGetDatum(pg::guarded([&] { return LockHeldByMe(&tag, ExclusiveLock); }));
 }
 
-// Microseconds of elapsed time in an interval: a day is 24 hours and a month 30 days, whatever the
-// session's TimeZone (a calendar day across a DST change is 23 or 25 hours). nullopt on overflow.
-std::optional<int64_t> elapsed_usecs(const Interval& i) {
-  int64_t days = static_cast<int64_t>(i.month) * DAYS_PER_MONTH + i.day;
-  int64_t usecs = 0;
-  if (__builtin_mul_overflow(days, static_cast<int64_t>(USECS_PER_DAY), &usecs)) return std::nullopt;
-  if (__builtin_add_overflow(usecs, static_cast<int64_t>(i.time), &usecs)) return std::nullopt;
-  return usecs;
-}
-
-Datum interval_datum(int64_t usecs) {
-  Interval* out = static_cast<Interval*>(pg::guarded([] { return palloc(sizeof(Interval)); }));
-  out->time = usecs;
-  out->day = 0;
-  out->month = 0;
-  return IntervalPGetDatum(out);
-}
-
 // A lease or TTL argument: NULL takes the setting's default; the result is pure elapsed time,
 // positive and at most the bound.
 Datum bounded_elapsed(FunctionCallInfo fcinfo, const char* what, int default_seconds, const char* default_guc,
@@ -114,10 +96,10 @@ Datum bounded_elapsed(FunctionCallInfo fcinfo, const char* what, int default_sec
   int64_t usecs = static_cast<int64_t>(default_seconds) * USECS_PER_SEC;
   const bool defaulted = PG_ARGISNULL(0);
   if (!defaulted) {
-    const auto given = elapsed_usecs(*PG_GETARG_INTERVAL_P(0));
+    const auto given = datum::elapsed_usecs(*PG_GETARG_INTERVAL_P(0));
     usecs = given ? *given : INT64_MAX;
   }
-  if (usecs > 0 && usecs <= max_usecs) return interval_datum(usecs);
+  if (usecs > 0 && usecs <= max_usecs) return datum::interval_datum(usecs);
   const std::string got = usecs == INT64_MAX ? "an interval too long to count"
                                              : std::to_string(usecs / USECS_PER_SEC) + " s";
   if (defaulted) {
@@ -141,10 +123,10 @@ Datum ttl(FunctionCallInfo fcinfo) {
                          "idem.max_ttl");
 }
 
-Datum wait_timeout(FunctionCallInfo) { return interval_datum(static_cast<int64_t>(gucs::wait_timeout_ms) * 1000); }
+Datum wait_timeout(FunctionCallInfo) { return datum::interval_datum(static_cast<int64_t>(gucs::wait_timeout_ms) * 1000); }
 
 Datum history_retention(FunctionCallInfo) {
-  return interval_datum(static_cast<int64_t>(gucs::history_retention_seconds) * USECS_PER_SEC);
+  return datum::interval_datum(static_cast<int64_t>(gucs::history_retention_seconds) * USECS_PER_SEC);
 }
 
 // The generation idem.retired_keys holds for (tenant, digest) in the latest committed state, not in

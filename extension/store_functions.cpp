@@ -78,6 +78,10 @@ Datum retry_after(FunctionCallInfo) { return Int32GetDatum(gucs::retry_after_sec
 void check_durability_at_commit(XactEvent event, void*) {
   const bool before_commit = event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
                              event == XACT_EVENT_PRE_PREPARE;
+  if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+      event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT) {
+    reset_audit_purge();
+  }
   if (!before_commit) {
     wrote_records_in_transaction = false;
     return;

@@ -9,4 +9,7 @@ namespace idem {
 // fsync or synchronous_commit is off at commit time (ERR_NON_ATOMIC_IDEMPOTENCY_STORE).
 void check_durability_at_commit(XactEvent event, void* arg);
 
+// Ends idem.purge_audit's permission to delete audit rows (at the end of every transaction).
+void reset_audit_purge();
+
 }  // namespace idem

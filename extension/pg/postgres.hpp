@@ -8,6 +8,9 @@ extern "C" {
 #include "access/xact.h"          // RegisterXactCallback: the durability check at commit
 #include "catalog/namespace.h"    // get_namespace_oid / get_relname_relid for the durability check
 #include "catalog/pg_class.h"     // RELPERSISTENCE_PERMANENT
+#include "catalog/pg_type.h"      // JSONBOID, TEXTOID for SPI arguments
+#include "commands/trigger.h"     // TriggerData: the forward-only status trigger
+#include "executor/spi.h"         // SPI: load the machine tables, log transitions
 #include "access/detoast.h"       // toast_raw_datum_size: a payload's size before reading it
 #include "access/genam.h"         // systable_beginscan: read idem.retired_keys under the latest snapshot
 #include "access/htup_details.h"  // heap_getattr
@@ -22,6 +25,7 @@ extern "C" {
 #include "utils/builtins.h"       // text_to_cstring, cstring_to_text_with_len
 #include "utils/fmgroids.h"       // F_TEXTEQ, F_BYTEAEQ for scan keys
 #include "utils/guc.h"            // DefineCustom*Variable, GetConfigOption
+#include "utils/inval.h"          // relcache callbacks: drop cached machines when their rows change
 #include "utils/jsonb.h"          // JsonbIterator: walk jsonb without printing it as text
 #include "utils/lsyscache.h"      // get_rel_persistence
 #include "utils/memutils.h"       // MaxAllocSize: the largest value a result may be

@@ -18,16 +18,16 @@ CREATE ROLE regress_idem_nobody NOLOGIN;
 SELECT r.rolname, f.fn,
        has_function_privilege(r.rolname, f.fn, 'EXECUTE') AS can_execute
   FROM (VALUES ('regress_idem_svc'), ('regress_idem_audit'), ('regress_idem_nobody')) AS r(rolname)
- CROSS JOIN (VALUES ('idem.acquire(text,text,jsonb,text,text,interval,interval,text)'),
-                    ('idem.acquire(text,text,text,text,text,interval,interval,text)'),
-                    ('idem.acquire(text,text,bytea,text,text,interval,interval,text)'),
+ CROSS JOIN (VALUES ('idem.acquire(text,text,jsonb,text,text,interval,interval,text,text)'),
+                    ('idem.acquire(text,text,text,text,text,interval,interval,text,text)'),
+                    ('idem.acquire(text,text,bytea,text,text,interval,interval,text,text)'),
                     ('idem.checkpoint(text,bigint,text,jsonb)'),
-                    ('idem.complete(text,bigint,integer,jsonb,bytea,text,jsonb)'),
+                    ('idem.complete(text,bigint,integer,jsonb,bytea,text,jsonb,text,boolean)'),
                     ('idem.release(text,bigint,text)'),
                     ('idem.purge_expired(integer)'),
                     ('idem.payload_hash(jsonb,text[])'),
                     ('idem.scope_digest(text,text,text,text)'),
-                    ('idem._acquire(text,bytea,text,bytea,text,text,interval,interval,text)'),
+                    ('idem._acquire(text,bytea,text,bytea,text,text,interval,interval,text,text)'),
                     ('idem._holder_row(text,bigint,text)'),
                     ('idem._require_durable_store()'),
                     ('idem._boundary_probe(text)')) AS f(fn)
@@ -66,7 +66,7 @@ SELECT expect_error($$UPDATE idem.keys SET status = 'resolved'$$);
 SELECT expect_error($$DELETE FROM idem.keys$$);
 SELECT expect_error($$TRUNCATE idem.keys$$);
 -- to the internal functions,
-SELECT expect_error($$SELECT idem._acquire('t-priv', sha256('x'::bytea), 'priv-key-0000003', sha256('y'::bytea), '', '', NULL, NULL, 'reject')$$);
+SELECT expect_error($$SELECT idem._acquire('t-priv', sha256('x'::bytea), 'priv-key-0000003', sha256('y'::bytea), '', '', NULL, NULL, 'reject', 'create')$$);
 SELECT expect_error(format('SELECT idem._holder_row(%L, %s, %L)', :'h1', :pa1, 'complete'));
 SELECT expect_error($$SELECT nextval('idem.fencing_token_seq')$$);
 SELECT expect_error($$SELECT idem._require_durable_store()$$);

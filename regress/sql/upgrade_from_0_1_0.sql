@@ -1,6 +1,7 @@
 -- The upgrade chain, tested the way contrib/amcheck does: install the released 0.1.0, make
--- records in every state, ALTER EXTENSION ... UPDATE, and check that each record behaves as
--- 0.1.1 says, and that the catalog equals a fresh install's.
+-- records in every state, ALTER EXTENSION ... UPDATE to 0.1.1, and check that each record behaves
+-- as 0.1.1 says; then UPDATE to the newest version, check the old records still replay and are
+-- audited, and that the catalog equals a fresh install's.
 \set SHOW_CONTEXT never
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE idem_upgrade_old;
@@ -39,6 +40,14 @@ SELECT outcome, convert_from(response_body, 'UTF8') AS body FROM idem.acquire('t
 SELECT outcome, recovery_point, recovery_data FROM idem.acquire('t-up', 'upgrade-key-00003', '{"n":3}'::jsonb);
 SELECT outcome, generation FROM idem.acquire('t-up', 'upgrade-key-00004', '{"n":44}'::jsonb);
 SELECT outcome, generation FROM idem.acquire('t-up', 'upgrade-key-00005', '{"n":55}'::jsonb);
+
+-- On to the newest version: the records of 0.1.0 still replay, and now leave an audit trail.
+ALTER EXTENSION pg_idempotency UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pg_idempotency';
+SELECT outcome, response_status, convert_from(response_body, 'UTF8') AS body
+  FROM idem.acquire('t-up', 'upgrade-key-00001', '{"n":1}'::jsonb);
+SELECT client_key, mutation_type, outcome, handler_called FROM idem.mutations ORDER BY mutation_id;
+SELECT client_key, mutation_type, attempts_in_generation, attempted_at IS NOT NULL AS attempt_time FROM idem.keys ORDER BY client_key;
 
 -- The catalog of the updated install equals a fresh one's: functions (with their settings,
 -- privileges and bodies), columns, constraints, indexes.

@@ -1,0 +1,79 @@
+// The audit trail's guard (append-only for every role, the owner included, except inside
+// idem.purge_audit) and the identifiers derived from a key (core/keys/derived_ids.hpp).
+#include <string>
+
+#include "core/error.hpp"
+#include "core/keys/derived_ids.hpp"
+#include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
+
+namespace idem {
+namespace {
+
+// Set by idem.purge_audit for the rest of its transaction; the transaction callback clears it.
+bool audit_purge_allowed = false;
+
+Datum allow_audit_purge(FunctionCallInfo) {
+  audit_purge_allowed = true;
+  PG_RETURN_VOID();
+}
+
+Datum refuse_audit_change(FunctionCallInfo fcinfo) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) throw Error(ErrorCode::ArgumentInvalid, "idem._refuse_audit_change() must be called as a trigger");
+  TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
+  if (TRIGGER_FIRED_BY_DELETE(td->tg_event) && audit_purge_allowed) return PointerGetDatum(td->tg_trigtuple);
+  const char* what = TRIGGER_FIRED_BY_UPDATE(td->tg_event)   ? "UPDATE"
+                     : TRIGGER_FIRED_BY_DELETE(td->tg_event) ? "DELETE"
+                                                             : "TRUNCATE";
+  throw Error(ErrorCode::AuditAppendOnly,
+              std::string(what) + " of " + RelationGetRelationName(td->tg_relation) + " is refused: the audit trail is append-only",
+              "Rows leave it only through idem.purge_audit(older_than, batch).");
+}
+
+Datum elapsed(FunctionCallInfo fcinfo) {
+  const auto usecs = datum::elapsed_usecs(*PG_GETARG_INTERVAL_P(0));
+  if (!usecs || *usecs <= 0) throw Error(ErrorCode::ArgumentInvalid, "the interval must be a positive elapsed time");
+  return datum::interval_datum(*usecs);
+}
+
+Datum derive_order_id(FunctionCallInfo fcinfo) {
+  for (int n = 0; n < 4; ++n) {
+    if (PG_ARGISNULL(n)) throw Error(ErrorCode::ArgumentInvalid, "derive_order_id: no argument may be NULL");
+  }
+  const std::string_view tenant = *datum::text_arg(fcinfo, 0);
+  const std::string_view key = *datum::text_arg(fcinfo, 1);
+  const int32 generation = PG_GETARG_INT32(2);
+  const TimestampTz at = PG_GETARG_TIMESTAMPTZ(3);
+  // Unix seconds, rounded down (PostgreSQL counts microseconds from 2000-01-01).
+  const int64 from_unix = at + (static_cast<int64>(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
+  const int64 seconds = from_unix >= 0 ? from_unix / USECS_PER_SEC : -((-from_unix + USECS_PER_SEC - 1) / USECS_PER_SEC);
+  return datum::text_datum(keys::derive_order_id(tenant, key, generation, seconds));
+}
+
+Datum handler_key(FunctionCallInfo fcinfo) {
+  const hash::Digest digest = datum::digest_arg(fcinfo, 0, "scope_digest");
+  return datum::text_datum(keys::handler_key(digest, PG_GETARG_INT32(1)));
+}
+
+}  // namespace
+
+void reset_audit_purge() { audit_purge_allowed = false; }
+
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_allow_audit_purge);
+Datum idem_allow_audit_purge(PG_FUNCTION_ARGS) { return idem::Invoke(idem::allow_audit_purge, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_refuse_audit_change);
+Datum idem_refuse_audit_change(PG_FUNCTION_ARGS) { return idem::Invoke(idem::refuse_audit_change, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_elapsed);
+Datum idem_elapsed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::elapsed, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_derive_order_id);
+Datum idem_derive_order_id(PG_FUNCTION_ARGS) { return idem::Invoke(idem::derive_order_id, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_handler_key);
+Datum idem_handler_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handler_key, fcinfo); }
+}

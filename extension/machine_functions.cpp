@@ -1,0 +1,78 @@
+// SQL surface of the state machines: can_transition, check_transition, and the trigger that makes
+// a user table's status column forward-only (enforce_transitions) and logs every transition.
+#include <string>
+
+#include "core/error.hpp"
+#include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
+#include "extension/machine_cache.hpp"
+
+namespace idem {
+namespace {
+
+using machines::Check;
+using machines::Verdict;
+
+// Unknown machines and states are mistakes in the caller's code, not refused transitions.
+void require_known(const Check& c) {
+  if (c.verdict == Verdict::UnknownMachine) throw Error(ErrorCode::MachineUnknown, c.message);
+  if (c.verdict == Verdict::UnknownState) throw Error(ErrorCode::StateUnknown, c.message);
+}
+
+struct Decision {
+  bool allowed;
+  std::string refusal;     // empty when allowed
+  std::string guard_name;  // the guard asked, if any
+  int guard_result;        // -1 not asked, 0 false, 1 true
+};
+
+// row: jsonb Datum, or 0 when there is none (a guarded transition is then not evaluated).
+Decision decide(std::string_view machine, std::string_view from, std::string_view to, Datum row) {
+  const Check c = machines::cached_table().check(machine, from, to);
+  require_known(c);
+  if (c.verdict == Verdict::Allowed) return {true, {}, {}, -1};
+  if (c.verdict != Verdict::NeedsGuard) return {false, c.message, {}, -1};
+  const std::string name = c.transition->guard_name;
+  if (row == 0) return {true, {}, name, -1};
+  const Oid guard = c.transition->guard_oid;
+  const bool holds = pg::guarded([&] { return machines::guard_holds(guard, row); });
+  if (holds) return {true, {}, name, 1};
+  return {false, machines::guard_refusal(machine, from, to, name), name, 0};
+}
+
+std::string required_text(FunctionCallInfo fcinfo, int n, const char* what) {
+  const auto v = datum::text_arg(fcinfo, n);
+  if (!v) throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " must not be NULL");
+  return std::string(*v);
+}
+
+Datum can_transition(FunctionCallInfo fcinfo) {
+  const Datum row = PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3);
+  const std::string machine = required_text(fcinfo, 0, "machine");
+  const std::string from = required_text(fcinfo, 1, "from_state");
+  const std::string to = required_text(fcinfo, 2, "to_state");
+  return BoolGetDatum(decide(machine, from, to, row).allowed);
+}
+
+Datum check_transition(FunctionCallInfo fcinfo) {
+  const Datum row = PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3);
+  const std::string machine = required_text(fcinfo, 0, "machine");
+  const std::string from = required_text(fcinfo, 1, "from_state");
+  const std::string to = required_text(fcinfo, 2, "to_state");
+  const Decision d = decide(machine, from, to, row);
+  if (!d.allowed) {
+    throw Error(ErrorCode::InvalidTransition, d.refusal, "Read the record again: its state forbids this operation.");
+  }
+  PG_RETURN_VOID();
+}
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_can_transition);
+Datum idem_can_transition(PG_FUNCTION_ARGS) { return idem::Invoke(idem::can_transition, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_check_transition);
+Datum idem_check_transition(PG_FUNCTION_ARGS) { return idem::Invoke(idem::check_transition, fcinfo); }
+}

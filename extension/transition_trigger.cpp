@@ -1,0 +1,165 @@
+// idem.enforce_transitions(machine, column [, key_column [, on_refusal]]): a BEFORE INSERT OR UPDATE
+// row trigger that makes a user table's status column follow a state machine and logs every
+// transition in idem.transition_log. on_refusal 'raise' (default) fails the statement with
+// ERR_INVALID_TRANSITION (and the refusal rolls back with it: only the server log keeps it);
+// 'skip' leaves the row unchanged, lets the statement go on, and logs the refusal, which then
+// commits with the transaction.
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+#include "extension/boundary.hpp"
+#include "extension/machine_cache.hpp"
+
+namespace idem {
+namespace {
+
+using machines::Verdict;
+
+SPIPlanPtr log_plan = nullptr;
+
+// PostgreSQL only: the row as jsonb, copied out of SPI's memory.
+Datum row_as_jsonb(HeapTuple tuple, TupleDesc desc) {
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
+  Oid type = desc->tdtypeid;
+  Datum value = heap_copy_tuple_as_datum(tuple, desc);
+  if (SPI_execute_with_args("SELECT pg_catalog.to_jsonb($1)", 1, &type, &value, nullptr, true, 1) != SPI_OK_SELECT) {
+    elog(ERROR, "pg_idempotency: could not convert the row to jsonb");
+  }
+  bool isnull = false;
+  Datum jsonb = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  jsonb = SPI_datumTransfer(jsonb, false, -1);
+  SPI_finish();
+  return jsonb;
+}
+
+struct LogEntry {
+  const char* machine;
+  Oid relid;
+  const char* row_key;  // may be null
+  const char* from;     // null for an INSERT
+  const char* to;
+  const char* guard_name;  // null when no guard was asked
+  int guard_result;        // -1 not asked
+  const char* outcome;     // applied | skipped
+};
+
+// PostgreSQL only: one row of idem.transition_log, through a plan kept for the backend's life. The
+// trigger runs as the role that changed the row (so do guards); only _log_transition writes the
+// log, as the extension's owner.
+void append_log(const LogEntry& e) {
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
+  if (log_plan == nullptr) {
+    Oid types[8] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID};
+    SPIPlanPtr plan = SPI_prepare(
+        "SELECT idem._log_transition($1, $2, $3, $4, $5, $6, $7, $8)",
+        8, types);
+    if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "pg_idempotency: could not prepare the transition log insert");
+    log_plan = plan;
+  }
+  auto text = [](const char* s) { return s ? CStringGetTextDatum(s) : Datum(0); };
+  Datum values[8] = {text(e.machine), ObjectIdGetDatum(e.relid), text(e.row_key), text(e.from), text(e.to),
+                     text(e.guard_name), BoolGetDatum(e.guard_result == 1), text(e.outcome)};
+  char nulls[9] = "        ";
+  if (!e.row_key) nulls[2] = 'n';
+  if (!e.from) nulls[3] = 'n';
+  if (!e.guard_name) nulls[5] = 'n';
+  if (e.guard_result < 0) nulls[6] = 'n';
+  if (SPI_execute_plan(log_plan, values, nulls, false, 0) != SPI_OK_SELECT) {
+    elog(ERROR, "pg_idempotency: could not log the transition");
+  }
+  SPI_finish();
+}
+
+const char* column_value(HeapTuple tuple, TupleDesc desc, int attnum) {
+  return pg::guarded([&] { return SPI_getvalue(tuple, desc, attnum); });
+}
+
+int column_number(TupleDesc desc, const char* name, const char* what) {
+  const int attnum = SPI_fnumber(desc, name);  // only looks the name up: cannot elog
+  if (attnum <= 0) {
+    throw Error(ErrorCode::ArgumentInvalid, std::string("idem.enforce_transitions: the table has no ") + what + " column \"" + name + "\"",
+                "CREATE TRIGGER ... EXECUTE FUNCTION idem.enforce_transitions('<machine>', '<status column>', '<key column>')");
+  }
+  return attnum;
+}
+
+Datum enforce_transitions(FunctionCallInfo fcinfo) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) {
+    throw Error(ErrorCode::ArgumentInvalid, "idem.enforce_transitions() must be called as a trigger");
+  }
+  TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
+  const bool is_insert = TRIGGER_FIRED_BY_INSERT(td->tg_event);
+  const bool is_update = TRIGGER_FIRED_BY_UPDATE(td->tg_event);
+  if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) || !(is_insert || is_update)) {
+    throw Error(ErrorCode::ArgumentInvalid, "idem.enforce_transitions() must be a BEFORE INSERT OR UPDATE ... FOR EACH ROW trigger");
+  }
+  const Trigger* trigger = td->tg_trigger;
+  if (trigger->tgnargs < 2 || trigger->tgnargs > 4) {
+    throw Error(ErrorCode::ArgumentInvalid,
+                "idem.enforce_transitions takes (machine, status column [, key column [, 'raise' | 'skip']])");
+  }
+  const char* machine = trigger->tgargs[0];
+  const char* mode = trigger->tgnargs > 3 ? trigger->tgargs[3] : "raise";
+  const bool skip = std::strcmp(mode, "skip") == 0;
+  if (!skip && std::strcmp(mode, "raise") != 0) {
+    throw Error(ErrorCode::ArgumentInvalid, std::string("idem.enforce_transitions: on_refusal must be 'raise' or 'skip', not '") + mode + "'");
+  }
+  TupleDesc desc = td->tg_relation->rd_att;
+  const int status_col = column_number(desc, trigger->tgargs[1], "status");
+  const int key_col = trigger->tgnargs > 2 ? column_number(desc, trigger->tgargs[2], "key") : 0;
+  HeapTuple row = is_update ? td->tg_newtuple : td->tg_trigtuple;
+  const char* to = column_value(row, desc, status_col);
+  const char* from = is_update ? column_value(td->tg_trigtuple, desc, status_col) : nullptr;
+  if (is_update && from != nullptr && to != nullptr && std::strcmp(from, to) == 0) return PointerGetDatum(row);
+
+  LogEntry entry{machine, RelationGetRelid(td->tg_relation), key_col ? column_value(row, desc, key_col) : nullptr,
+                 from, to, nullptr, -1, "applied"};
+  std::string refusal;
+  const machines::MachineTable& table = machines::cached_table();
+  if (!table.has_machine(machine)) throw Error(ErrorCode::MachineUnknown, std::string("no state machine named '") + machine + "'");
+  if (to == nullptr) {
+    refusal = std::string(machine) + " state must not be NULL";
+  } else if (from == nullptr) {
+    // A new row (or a status that was NULL) may start in any state of the machine.
+    if (!table.has_state(machine, to)) refusal = std::string("machine ") + machine + " has no state '" + to + "'";
+  } else {
+    const machines::Check c = table.check(machine, from, to);
+    if (c.verdict == Verdict::UnknownState || c.verdict == Verdict::NoTransition || c.verdict == Verdict::Terminal) {
+      refusal = c.message;
+    } else if (c.verdict == Verdict::NeedsGuard) {
+      const Oid guard = c.transition->guard_oid;
+      entry.guard_name = c.transition->guard_name.c_str();
+      const bool holds = pg::guarded([&] { return machines::guard_holds(guard, row_as_jsonb(row, desc)); });
+      entry.guard_result = holds ? 1 : 0;
+      if (!holds) {
+        refusal = machines::guard_refusal(machine, from, to, c.transition->guard_name);
+      }
+    }
+  }
+  if (!refusal.empty() && !skip) {
+    throw Error(ErrorCode::InvalidTransition, refusal, "The row keeps its state; read it again before changing it.");
+  }
+  if (!refusal.empty()) entry.outcome = "skipped";
+  pg::guarded([&] { append_log(entry); });
+  return refusal.empty() ? PointerGetDatum(row) : PointerGetDatum(nullptr);
+}
+
+// Statement trigger on the machine tables: every backend drops its cached machines.
+Datum machines_changed(FunctionCallInfo fcinfo) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) throw Error(ErrorCode::ArgumentInvalid, "idem._machines_changed() must be called as a trigger");
+  const Oid relid = RelationGetRelid(reinterpret_cast<TriggerData*>(fcinfo->context)->tg_relation);
+  pg::guarded([&] { CacheInvalidateRelcacheByRelid(relid); });
+  return PointerGetDatum(nullptr);
+}
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_enforce_transitions);
+Datum idem_enforce_transitions(PG_FUNCTION_ARGS) { return idem::Invoke(idem::enforce_transitions, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_machines_changed);
+Datum idem_machines_changed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::machines_changed, fcinfo); }
+}

@@ -1,0 +1,94 @@
+-- The audit trail (idem.mutations): what each function appends, in the caller's transaction (a
+-- rollback leaves no row); replays can be kept read-only; retry counts; and the trail is
+-- append-only for every role, the owner included, except through idem.purge_audit.
+\set SHOW_CONTEXT never
+LOAD 'pg_idempotency';  -- defines the idem.* settings in this new session
+SHOW idem.audit_replays;
+CREATE FUNCTION trail(p_key text) RETURNS TABLE (outcome text, mutation_type text, handler_called boolean, generation integer,
+                                                 attempt_is_token boolean, order_id text, handler_response jsonb,
+                                                 local_status text, error_message text, recovery_point text, retry_count integer,
+                                                 completed boolean)
+  LANGUAGE sql AS $$
+  SELECT m.outcome, m.mutation_type, m.handler_called, m.generation, m.attempt IS NOT NULL, m.order_id, m.handler_response,
+         m.local_status, m.error_message, m.recovery_point, m.retry_count, m.completed_at IS NOT NULL
+    FROM idem.mutations m WHERE m.client_key = p_key ORDER BY m.mutation_id $$;
+
+-- A multi-step capture: acquire, checkpoint, release (timeout), resume, complete, then a replay
+-- and a mismatch, and an in_progress from another transaction's open write.
+SELECT handle AS h, attempt AS a FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":5}'::jsonb, caller => 'svc',
+                                                    resource => 'POST /payments/p1/capture', lease => '50 milliseconds',
+                                                    mutation_type => 'capture') \gset
+SELECT count(*) AS rows_after_acquire FROM idem.mutations WHERE client_key = 'audit-key-0000001';
+SELECT idem.checkpoint(:'h', :a, 'charge_created', '{"charge_id":"ch_1"}') IS NOT NULL AS checkpointed;
+SELECT idem.release(:'h', :a, 'processor timeout');
+SELECT attempt AS a2 FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":5}'::jsonb, caller => 'svc',
+                                       resource => 'POST /payments/p1/capture', mutation_type => 'capture') \gset
+SELECT idem.complete(:'h', :a2, 200, '{}', 'captured', 'ord-audit-1', '{"charge_id":"ch_1"}', 'paid');
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":5}'::jsonb, caller => 'svc',
+                                 resource => 'POST /payments/p1/capture', mutation_type => 'capture');
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":6}'::jsonb, caller => 'svc',
+                                 resource => 'POST /payments/p1/capture', mutation_type => 'capture');
+SELECT * FROM trail('audit-key-0000001');
+SELECT m.tenant_id, m.client_key, m.caller_id, m.resource, m.scope_digest = idem.scope_digest('t-audit', 'svc', 'POST /payments/p1/capture', 'audit-key-0000001') AS digest_ok,
+       m.attempted_at <= m.completed_at AS ordered_times
+  FROM idem.mutations m WHERE m.outcome = 'completed' AND m.client_key = 'audit-key-0000001';
+
+-- A rollback leaves no row.
+BEGIN;
+SELECT handle AS h3, attempt AS a3 FROM idem.acquire('t-audit', 'audit-key-0000003', '{}'::jsonb) \gset
+SELECT idem.complete(:'h3', :a3, 201, '{}', 'rolled back');
+ROLLBACK;
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000003', '{}'::jsonb);
+SELECT count(*) AS rows_for_rolled_back_key FROM idem.mutations WHERE client_key = 'audit-key-0000003';
+
+-- Replays can be kept read-only (superuser setting); mismatches are always recorded.
+SET idem.audit_replays = off;
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":5}'::jsonb, caller => 'svc',
+                                 resource => 'POST /payments/p1/capture', mutation_type => 'capture');
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":7}'::jsonb, caller => 'svc',
+                                 resource => 'POST /payments/p1/capture', mutation_type => 'capture');
+RESET idem.audit_replays;
+SELECT outcome, count(*) FROM idem.mutations WHERE client_key = 'audit-key-0000001' GROUP BY outcome ORDER BY outcome;
+SET ROLE idem_service;
+SELECT expect_error($$SET idem.audit_replays = off$$) AS service_silences_replays;
+RESET ROLE;
+SELECT expect_error($$SELECT idem.acquire('t-audit', 'audit-key-0000009', '{}'::jsonb, mutation_type => 'charge')$$) AS bad_type;
+SELECT expect_error($$SELECT idem.complete('t-audit:' || repeat('0', 64), 1, 200, '{}', '', handler_called => NULL)$$) AS null_handler_called;
+
+--
+-- Append-only: refused for the owner (here, the superuser that installed it) ...
+--
+SELECT expect_error($$UPDATE idem.mutations SET outcome = 'replay'$$) AS owner_update;
+SELECT expect_error($$DELETE FROM idem.mutations$$) AS owner_delete;
+SELECT expect_error($$TRUNCATE idem.mutations$$) AS owner_truncate;
+SELECT expect_error($$UPDATE idem.transition_log SET outcome = 'skipped'$$) AS log_update;
+SELECT error_hint($$DELETE FROM idem.mutations$$) AS hint;
+-- ... and by privileges for everyone else (a service writes only through the functions).
+CREATE ROLE regress_audit_svc NOLOGIN IN ROLE idem_service;
+CREATE ROLE regress_audit_reader NOLOGIN IN ROLE idem_auditor;
+SELECT r AS role, p AS privilege, has_table_privilege(r, 'idem.mutations', p) AS has
+  FROM unnest(ARRAY['regress_audit_svc', 'regress_audit_reader']) AS r, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p
+ ORDER BY 1, 2;
+SET ROLE regress_audit_svc;
+SELECT expect_error($$DELETE FROM idem.mutations$$) AS service_delete;
+SELECT expect_error($$INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, mutation_type, outcome, handler_called, retry_count, attempted_at) VALUES ('t', '\x00', 'k', '', '', 'create', 'completed', true, 1, now())$$) AS service_forges;
+SELECT expect_error($$SELECT idem.purge_audit('1 second')$$) AS service_purges;
+RESET ROLE;
+DROP ROLE regress_audit_svc;
+DROP ROLE regress_audit_reader;
+
+-- purge_audit: the only way out, by age, in batches.
+SELECT expect_error($$SELECT idem.purge_audit(NULL)$$) AS null_age;
+SELECT expect_error($$SELECT idem.purge_audit('-1 day')$$) AS negative_age;
+SELECT expect_error($$SELECT idem.purge_audit('1 day', 0)$$) AS zero_batch;
+SELECT idem.purge_audit() AS purged_within_90_days;
+SELECT count(*) > 0 AS rows_kept FROM idem.mutations;
+SELECT pg_sleep(0.3);
+SELECT idem.purge_audit('200 milliseconds', 2) AS first_batch;
+SELECT idem.purge_audit('200 milliseconds') > 0 AS the_rest;
+SELECT count(*) AS rows_left FROM idem.mutations;
+-- The permission ends with purge_audit's transaction.
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":8}'::jsonb, caller => 'svc',
+                                 resource => 'POST /payments/p1/capture', mutation_type => 'capture');
+SELECT expect_error($$DELETE FROM idem.mutations$$) AS delete_after_purge;
+SELECT count(*) AS rows_kept FROM idem.mutations;

@@ -1,0 +1,92 @@
+-- State machines as data: every allowed and refused transition of the shipped order and payment
+-- machines, guards, unknown names, a user machine added with plain INSERTs (and seen at once:
+-- the per-backend cache is dropped when the tables change), and the forward-only trigger on a
+-- user table in both refusal modes.
+\set SHOW_CONTEXT never
+
+SELECT machine, state, description FROM idem.machine_states ORDER BY machine, state;
+SELECT machine, from_state, to_state, guard, guard_name FROM idem.machine_transitions ORDER BY machine, from_state, to_state;
+
+-- Every pair of states of both machines: what can_transition answers, and what check_transition
+-- raises. The order machine is the reference's §8.2: shipped, cancelled and refunded are terminal.
+SELECT s1.machine, s1.state AS from_state, s2.state AS to_state,
+       idem.can_transition(s1.machine, s1.state, s2.state) AS can,
+       expect_error(format('SELECT idem.check_transition(%L, %L, %L)', s1.machine, s1.state, s2.state)) AS check
+  FROM idem.machine_states s1 JOIN idem.machine_states s2 USING (machine)
+ WHERE s1.state <> s2.state
+ ORDER BY 1, 2, 3;
+
+-- Guards are asked when a row is given: "stock available" and "before payment capture".
+SELECT idem.can_transition('order', 'created', 'confirmed', '{"stock_available": true}') AS in_stock,
+       idem.can_transition('order', 'created', 'confirmed', '{"stock_available": false}') AS out_of_stock,
+       idem.can_transition('order', 'created', 'cancelled', '{"captured": true}') AS cancel_after_capture;
+SELECT expect_error($$SELECT idem.check_transition('order', 'created', 'confirmed', '{"stock_available": false}')$$) AS no_stock;
+SELECT expect_error($$SELECT idem.check_transition('order', 'created', 'cancelled', '{"captured": true}')$$) AS captured;
+SELECT error_hint($$SELECT idem.check_transition('order', 'shipped', 'refunded')$$) AS hint;
+
+-- Unknown names are their own errors; NULL arguments are refused.
+SELECT expect_error($$SELECT idem.can_transition('invoice', 'open', 'paid')$$) AS unknown_machine;
+SELECT expect_error($$SELECT idem.check_transition('order', 'created', 'lost')$$) AS unknown_state;
+SELECT expect_error($$SELECT idem.check_transition('order', NULL, 'confirmed')$$) AS null_state;
+
+-- A machine of one's own, added with plain INSERTs, is seen by the next call.
+INSERT INTO idem.machine_states VALUES ('ticket', 'open', 'new'), ('ticket', 'closed', 'done');
+INSERT INTO idem.machine_transitions VALUES ('ticket', 'open', 'closed', NULL, NULL);
+SELECT idem.can_transition('ticket', 'open', 'closed') AS open_to_closed, idem.can_transition('ticket', 'closed', 'open') AS reopen;
+INSERT INTO idem.machine_transitions VALUES ('ticket', 'closed', 'open', NULL, NULL);
+SELECT idem.can_transition('ticket', 'closed', 'open') AS reopen_after_insert;
+DELETE FROM idem.machine_transitions WHERE machine = 'ticket';
+DELETE FROM idem.machine_states WHERE machine = 'ticket';
+SELECT expect_error($$SELECT idem.can_transition('ticket', 'open', 'closed')$$) AS after_delete;
+-- The tables check themselves.
+SELECT expect_error($$INSERT INTO idem.machine_transitions VALUES ('order', 'created', 'lost', NULL, NULL)$$) ~ '^23503 ' AS unknown_state_refused;
+SELECT expect_error($$INSERT INTO idem.machine_transitions VALUES ('order', 'shipped', 'created', 'idem.guard_stock_available(jsonb)', NULL)$$) ~ '^23514 ' AS guard_needs_a_name;
+
+--
+-- The trigger on a user table
+--
+CREATE TABLE orders (order_id text PRIMARY KEY, status text NOT NULL, stock_available boolean DEFAULT true, captured boolean DEFAULT false);
+CREATE TRIGGER orders_status BEFORE INSERT OR UPDATE OF status ON orders
+  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'status', 'order_id');
+INSERT INTO orders VALUES ('ord-1', 'created', true, false), ('ord-2', 'created', false, false), ('ord-3', 'created', true, true);
+SELECT expect_error($$INSERT INTO orders VALUES ('ord-9', 'lost')$$) AS unknown_initial_state;
+UPDATE orders SET status = 'confirmed' WHERE order_id = 'ord-1';
+UPDATE orders SET status = 'shipped' WHERE order_id = 'ord-1';
+SELECT expect_error($$UPDATE orders SET status = 'refunded' WHERE order_id = 'ord-1'$$) AS refund_shipped;
+SELECT expect_error($$UPDATE orders SET status = 'created' WHERE order_id = 'ord-1'$$) AS backwards;
+SELECT expect_error($$UPDATE orders SET status = 'confirmed' WHERE order_id = 'ord-2'$$) AS no_stock;
+SELECT expect_error($$UPDATE orders SET status = 'cancelled' WHERE order_id = 'ord-3'$$) AS cancel_captured;
+UPDATE orders SET status = 'refunded' WHERE order_id = 'ord-3';
+-- Unchanged status: not a transition, not logged.
+UPDATE orders SET stock_available = false WHERE order_id = 'ord-1';
+UPDATE orders SET status = 'shipped' WHERE order_id = 'ord-1';
+SELECT order_id, status FROM orders ORDER BY order_id;
+SELECT machine, relid, row_key, from_state, to_state, guard_name, guard_result, outcome
+  FROM idem.transition_log ORDER BY log_id;
+
+-- Skip mode: a refused transition leaves the row unchanged, the statement goes on, and the
+-- refusal is logged with the transaction (raise mode's refusals roll back with the statement).
+CREATE TABLE payments (payment_id text PRIMARY KEY, status text NOT NULL);
+CREATE TRIGGER payments_status BEFORE INSERT OR UPDATE OF status ON payments
+  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('payment', 'status', 'payment_id', 'skip');
+INSERT INTO payments VALUES ('pay-1', 'authorized'), ('pay-2', 'captured');
+UPDATE payments SET status = 'voided';
+SELECT payment_id, status FROM payments ORDER BY payment_id;
+SELECT row_key, from_state, to_state, outcome FROM idem.transition_log WHERE machine = 'payment' ORDER BY log_id;
+
+-- Misuse of the trigger is named.
+CREATE TABLE bad_args (id int, st text);
+CREATE TRIGGER bad_args_t BEFORE UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order');
+INSERT INTO bad_args VALUES (1, 'created');
+SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS too_few_arguments;
+DROP TRIGGER bad_args_t ON bad_args;
+CREATE TRIGGER bad_args_t BEFORE UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'status');
+SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS no_such_column;
+DROP TRIGGER bad_args_t ON bad_args;
+CREATE TRIGGER bad_args_t BEFORE UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('invoice', 'st');
+SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS unknown_machine;
+DROP TRIGGER bad_args_t ON bad_args;
+CREATE TRIGGER bad_args_t AFTER UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st');
+SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS after_trigger;
+DROP TABLE bad_args;
+SELECT expect_error($$SELECT idem.enforce_transitions()$$) AS called_directly;
