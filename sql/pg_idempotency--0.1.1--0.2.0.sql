@@ -695,23 +695,28 @@ COMMENT ON FUNCTION idem.handler_key(text) IS
 -- Forensics: the runbook's questions, one query each (docs/runbook.md).
 
 CREATE FUNCTION idem.double_charges(since timestamptz DEFAULT now() - interval '24 hours')
-  RETURNS TABLE (tenant_id text, client_key text, executions bigint, order_ids text[], charge_ids text[],
-                 first_attempt timestamptz, last_attempt timestamptz)
+  RETURNS TABLE (tenant_id text, client_key text, generation integer, executions bigint, order_ids text[],
+                 charge_ids text[], first_attempt timestamptz, last_attempt timestamptz)
   LANGUAGE sql STABLE AS $$
-  SELECT m.tenant_id, m.client_key,
-         count(*) FILTER (WHERE m.outcome = 'completed' AND m.handler_called) AS executions,
-         array_agg(DISTINCT m.order_id) FILTER (WHERE m.order_id IS NOT NULL) AS order_ids,
-         array_agg(DISTINCT m.handler_response ->> 'charge_id') FILTER (WHERE m.handler_response ? 'charge_id') AS charge_ids,
+  -- Per key and generation (a key reused after its TTL makes a new order by design: key_reuse
+  -- lists those). executions: attempts that called the handler. A resume that called it again
+  -- and got the same charge back (the processor's own idempotency) is not a double charge.
+  SELECT m.tenant_id, m.client_key, m.generation,
+         count(DISTINCT m.attempt) FILTER (WHERE m.handler_called AND m.outcome IN ('checkpoint', 'completed')) AS executions,
+         array_agg(DISTINCT m.order_id ORDER BY m.order_id) FILTER (WHERE m.order_id IS NOT NULL) AS order_ids,
+         array_agg(DISTINCT m.handler_response ->> 'charge_id' ORDER BY m.handler_response ->> 'charge_id')
+           FILTER (WHERE m.handler_response ? 'charge_id') AS charge_ids,
          min(m.attempted_at), max(m.attempted_at)
     FROM idem.mutations m
    WHERE m.attempted_at >= since
-   GROUP BY m.tenant_id, m.client_key
-  HAVING count(*) FILTER (WHERE m.outcome = 'completed' AND m.handler_called) > 1
-      OR count(DISTINCT m.order_id) > 1
+   GROUP BY m.tenant_id, m.client_key, m.generation
+  HAVING count(DISTINCT m.order_id) > 1
       OR count(DISTINCT m.handler_response ->> 'charge_id') > 1
+      OR (count(DISTINCT m.attempt) FILTER (WHERE m.handler_called AND m.outcome IN ('checkpoint', 'completed')) > 1
+          AND count(DISTINCT m.handler_response ->> 'charge_id') = 0)
    ORDER BY min(m.attempted_at) $$;
 COMMENT ON FUNCTION idem.double_charges(timestamptz) IS
-  'Keys with more than one handler-executed mutation, or more than one distinct order id or charge id, attempted since `since`: "did we charge twice?".';
+  'Did we charge twice? Keys (per generation) with more than one distinct order id or charge id, or several handler-executing attempts with no charge id to show they were one, attempted since `since`.';
 
 CREATE FUNCTION idem.key_history(tenant text, key text) RETURNS SETOF idem.mutations
   LANGUAGE sql STABLE AS $$
