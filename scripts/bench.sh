@@ -82,6 +82,9 @@ step "store growth: ms per key of the first and last 1,000 of ${BENCH_GROWTH_KEY
 psql "$DBURL" -qX -v ON_ERROR_STOP=1 -v keys="$BENCH_GROWTH_KEYS" -f "$ROOT/bench/sql_store_growth.sql" |
   tee "$OUT/store_growth.txt" | grep -v '^\(CREATE\|SELECT\|TRUNCATE\|DROP\|VACUUM\|CALL\|SET\)'
 
+step "state machines: check_transition calls per second (bench/sql_state_machines.sql)"
+psql "$DBURL" -qX -v ON_ERROR_STOP=1 -f "$ROOT/bench/sql_state_machines.sql" | tee "$OUT/state_machines.txt" | grep -v '^\(CREATE\|SET\|DO\)'
+
 # ---- pgbench ---------------------------------------------------------------------------------
 
 # 99th percentile, in ms, of the per-transaction latencies (3rd field, µs) in pgbench -l logs.
@@ -212,6 +215,21 @@ replay 1 -
 replay "$BENCH_CLIENTS" -
 contended 1 -
 contended "$BENCH_CLIENTS" -
+# 0.2.0: the audit row and the state machine trigger, each beside its peer in this run.
+PGOPTIONS="-c idem.audit_replays=off" run replay_noaudit replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
+audit_rows() { q -c "SELECT count(*) FROM idem.mutations WHERE outcome = 'completed'"; }
+audited_before=$(audit_rows)
+q -c "CALL bench_audit_off()" >/dev/null
+clear_tables
+run new_key_noaudit new_key.sql "$BENCH_CLIENTS" -
+q -c "CALL bench_audit_on()" >/dev/null
+expect "new_key_noaudit: no audit rows written" "$(audit_rows)" "$audited_before"
+clear_tables
+run new_key new_key.sql "$BENCH_CLIENTS" -
+expect "new_key (audited): one audit row per transaction" $(($(audit_rows) - audited_before)) "$TXNS"
+run status_plain status_plain.sql "$BENCH_CLIENTS" -
+run status_guarded status_guarded.sql "$BENCH_CLIENTS" -
+expect "status_guarded: one log row per update" "$(q -c "SELECT count(*) FROM idem.transition_log WHERE machine = 'bench' AND from_state IS NOT NULL")" "$TXNS"
 
 step "where the time goes: server execution ms per transaction (pg_stat_statements, top level)"
 awk -F '\t' '$3 == "-" && ($1 ~ /^(floor|new_key)/) {
@@ -233,6 +251,8 @@ awk -F '\t' '
       printf "%-10s %7s %6s %10s %9s %8s %8s %9s\n", f[1], f[2], f[3], (f[4] == "-" ? "-" : sprintf("%.1f", f[4])), f[7], f[8], f[6], ratio
     }
   }' "$RESULTS" | tee "$OUT/summary.txt"
+echo "peers: replay vs replay_noaudit (idem.audit_replays off), new_key vs new_key_noaudit (audit append"
+echo "swapped for a no-op in the bench database), status_guarded vs status_plain (the trigger + its log row)"
 if [ -s "$OUT/contended-mix.txt" ]; then
   echo "contended outcome mix (1 client, then $BENCH_CLIENTS):"
   sed 's/^ */  /' "$OUT/contended-mix.txt"

@@ -54,3 +54,30 @@ CREATE SEQUENCE bench_outcome_acquired;
 CREATE SEQUENCE bench_outcome_replay;
 CREATE SEQUENCE bench_outcome_in_progress;
 CREATE SEQUENCE bench_outcome_other;
+
+-- State machine workloads: a machine that cycles a <-> b (forward-only machines cannot be updated
+-- back and forth), two tables of 10,000 rows, one with the trigger and one without.
+INSERT INTO idem.machine_states VALUES ('bench', 'a', 'bench state a'), ('bench', 'b', 'bench state b');
+INSERT INTO idem.machine_transitions VALUES ('bench', 'a', 'b', NULL, NULL), ('bench', 'b', 'a', NULL, NULL);
+CREATE TABLE bench_status_plain (id int PRIMARY KEY, status text NOT NULL, note text);
+CREATE TABLE bench_status_guarded (id int PRIMARY KEY, status text NOT NULL, note text);
+CREATE TRIGGER bench_status_guarded_t BEFORE INSERT OR UPDATE OF status ON bench_status_guarded
+  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('bench', 'status', 'id');
+INSERT INTO bench_status_plain SELECT i, 'a', 'row ' || i FROM generate_series(1, 10000) i;
+INSERT INTO bench_status_guarded SELECT i, 'a', 'row ' || i FROM generate_series(1, 10000) i;
+
+-- The audit row's cost, measured by swapping the append for a no-op in this database only (the
+-- product has no switch to turn the trail off): bench_audit_off() / bench_audit_on().
+CREATE TABLE bench_audit_body AS
+  SELECT pg_get_functiondef('idem._audit(text,bytea,text,text,text,integer,bigint,text,text,boolean,text,jsonb,text,text,text,integer,timestamptz,timestamptz)'::regprocedure) AS def;
+CREATE PROCEDURE bench_audit_off() LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE 'CREATE OR REPLACE FUNCTION idem._audit(p_tenant text, p_digest bytea, p_key text, p_caller text, p_resource text,
+             p_generation integer, p_attempt bigint, p_type text, p_outcome text, p_handler_called boolean, p_order_id text,
+             p_handler_response jsonb, p_local_status text, p_error text, p_recovery_point text, p_retry_count integer,
+             p_attempted_at timestamptz, p_completed_at timestamptz) RETURNS void LANGUAGE sql VOLATILE BEGIN ATOMIC SELECT; END';
+END $$;
+CREATE PROCEDURE bench_audit_on() LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE (SELECT def FROM bench_audit_body);
+END $$;
