@@ -6,16 +6,23 @@
 #include "core/keys/derived_ids.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
+#include "extension/gucs.hpp"
+#include "extension/store_functions.hpp"
 
 namespace idem {
 namespace {
 
-// Set by idem.purge_audit for the rest of its transaction; the transaction callback clears it.
+// Set by idem.purge_audit while it deletes and cleared when it returns; any (sub)transaction
+// abort clears it too (an error inside purge_audit must not leave it set for the caller).
 bool audit_purge_allowed = false;
 
-Datum allow_audit_purge(FunctionCallInfo) {
-  audit_purge_allowed = true;
+Datum allow_audit_purge(FunctionCallInfo fcinfo) {
+  audit_purge_allowed = PG_GETARG_BOOL(0);
   PG_RETURN_VOID();
+}
+
+Datum min_audit_retention(FunctionCallInfo) {
+  return datum::interval_datum(static_cast<int64>(gucs::min_audit_retention_seconds) * USECS_PER_SEC);
 }
 
 Datum refuse_audit_change(FunctionCallInfo fcinfo) {
@@ -44,8 +51,14 @@ Datum derive_order_id(FunctionCallInfo fcinfo) {
   const std::string_view key = *datum::text_arg(fcinfo, 1);
   const int32 generation = PG_GETARG_INT32(2);
   const TimestampTz at = PG_GETARG_TIMESTAMPTZ(3);
-  // Unix seconds, rounded down (PostgreSQL counts microseconds from 2000-01-01).
-  const int64 from_unix = at + (static_cast<int64>(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
+  if (TIMESTAMP_NOT_FINITE(at)) throw Error(ErrorCode::ArgumentInvalid, "derive_order_id: at must be a finite time");
+  // Unix seconds, rounded down (PostgreSQL counts microseconds from 2000-01-01). PostgreSQL's
+  // range ends in 294276, far from overflowing this sum; checked all the same.
+  int64 from_unix = 0;
+  if (__builtin_add_overflow(at, static_cast<int64>(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC,
+                             &from_unix)) {
+    throw Error(ErrorCode::ArgumentInvalid, "derive_order_id: at is out of range");
+  }
   const int64 seconds = from_unix >= 0 ? from_unix / USECS_PER_SEC : -((-from_unix + USECS_PER_SEC - 1) / USECS_PER_SEC);
   return datum::text_datum(keys::derive_order_id(tenant, key, generation, seconds));
 }
@@ -59,6 +72,10 @@ Datum handler_key(FunctionCallInfo fcinfo) {
 
 void reset_audit_purge() { audit_purge_allowed = false; }
 
+void reset_audit_purge_on_abort(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
+  if (event == SUBXACT_EVENT_ABORT_SUB) audit_purge_allowed = false;
+}
+
 }  // namespace idem
 
 extern "C" {
@@ -67,6 +84,9 @@ Datum idem_allow_audit_purge(PG_FUNCTION_ARGS) { return idem::Invoke(idem::allow
 
 PG_FUNCTION_INFO_V1(idem_refuse_audit_change);
 Datum idem_refuse_audit_change(PG_FUNCTION_ARGS) { return idem::Invoke(idem::refuse_audit_change, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_min_audit_retention);
+Datum idem_min_audit_retention(PG_FUNCTION_ARGS) { return idem::Invoke(idem::min_audit_retention, fcinfo); }
 
 PG_FUNCTION_INFO_V1(idem_elapsed);
 Datum idem_elapsed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::elapsed, fcinfo); }

@@ -17,6 +17,7 @@ int max_ttl_seconds = 90 * 24 * 60 * 60;
 int max_payload_bytes = 1024 * 1024;
 int history_retention_seconds = 90 * 24 * 60 * 60;
 bool audit_replays = true;
+int min_audit_retention_seconds = 24 * 60 * 60;
 
 void define() {
   DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
@@ -57,6 +58,9 @@ void define() {
   DefineCustomBoolVariable("idem.audit_replays", "Append an audit row (outcome replay) for every replay.",
                            "Off keeps replays read-only; mismatch and in_progress are always audited.", &audit_replays,
                            true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable("idem.min_audit_retention", "Shortest age idem.purge_audit may remove audit rows at.",
+                          "An operator may age the trail out, not erase what is recent.", &min_audit_retention_seconds,
+                          24 * 60 * 60, 0, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("idem");
 }
 

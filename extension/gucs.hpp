@@ -13,6 +13,7 @@ extern int wait_timeout_ms;          // idem.wait_timeout: the longest on_busy =
 extern int max_lease_seconds;        // idem.max_lease: no lease may block a key longer
 extern int max_ttl_seconds;          // idem.max_ttl: no record may be replayed longer
 extern int max_payload_bytes;        // idem.max_payload_bytes: the largest payload fingerprinted
+extern int min_audit_retention_seconds;  // idem.min_audit_retention: purge_audit keeps at least this much
 extern bool audit_replays;           // idem.audit_replays: append an audit row for every replay
 extern int history_retention_seconds;  // idem.history_retention: how long a purged key's generation is remembered
 

@@ -32,9 +32,10 @@ Decision decide(std::string_view machine, std::string_view from, std::string_vie
   require_known(c);
   if (c.verdict == Verdict::Allowed) return {true, {}, {}, -1};
   if (c.verdict != Verdict::NeedsGuard) return {false, c.message, {}, -1};
+  // Copied before the guard runs: it may run SQL that drops the cached table c points into.
   const std::string name = c.transition->guard_name;
-  if (row == 0) return {true, {}, name, -1};
   const Oid guard = c.transition->guard_oid;
+  if (row == 0) return {true, {}, name, -1};
   const bool holds = pg::guarded([&] { return machines::guard_holds(guard, row); });
   if (holds) return {true, {}, name, 1};
   return {false, machines::guard_refusal(machine, from, to, name), name, 0};

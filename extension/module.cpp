@@ -28,6 +28,7 @@ void poll_backend_interrupts() {
 void _PG_init(void) {
   idem::gucs::define();
   RegisterXactCallback(idem::check_durability_at_commit, nullptr);
+  RegisterSubXactCallback(idem::reset_audit_purge_on_abort, nullptr);
   idem::set_interrupt_poll(poll_backend_interrupts);
   idem::machines::register_invalidation();
 }

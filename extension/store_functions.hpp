@@ -12,4 +12,7 @@ void check_durability_at_commit(XactEvent event, void* arg);
 // Ends idem.purge_audit's permission to delete audit rows (at the end of every transaction).
 void reset_audit_purge();
 
+// Subtransaction callback: an aborted subtransaction ends that permission too.
+void reset_audit_purge_on_abort(SubXactEvent event, SubTransactionId, SubTransactionId, void*);
+
 }  // namespace idem

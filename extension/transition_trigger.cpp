@@ -44,15 +44,21 @@ struct LogEntry {
   const char* outcome;     // applied | skipped
 };
 
-// PostgreSQL only: one row of idem.transition_log, through a plan kept for the backend's life. The
-// trigger runs as the role that changed the row (so do guards); only _log_transition writes the
-// log, as the extension's owner.
-void append_log(const LogEntry& e) {
+// PostgreSQL only: one row of idem.transition_log, through a plan kept for the backend's life,
+// written as the log's owner (the way ri_triggers.c checks as the table's owner): the role that
+// changed the row (as whom guards ran) cannot write the log itself, so it cannot forge rows.
+// On an error the transaction's abort restores the user.
+void append_log(const LogEntry& e, Oid owner) {
+  Oid saved_user;
+  int saved_context;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   if (log_plan == nullptr) {
     Oid types[8] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID};
     SPIPlanPtr plan = SPI_prepare(
-        "SELECT idem._log_transition($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO idem.transition_log (machine, relid, row_key, from_state, to_state, guard_name, guard_result, outcome) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         8, types);
     if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "pg_idempotency: could not prepare the transition log insert");
     log_plan = plan;
@@ -65,10 +71,11 @@ void append_log(const LogEntry& e) {
   if (!e.from) nulls[3] = 'n';
   if (!e.guard_name) nulls[5] = 'n';
   if (e.guard_result < 0) nulls[6] = 'n';
-  if (SPI_execute_plan(log_plan, values, nulls, false, 0) != SPI_OK_SELECT) {
+  if (SPI_execute_plan(log_plan, values, nulls, false, 0) != SPI_OK_INSERT) {
     elog(ERROR, "pg_idempotency: could not log the transition");
   }
   SPI_finish();
+  SetUserIdAndSecContext(saved_user, saved_context);
 }
 
 const char* column_value(HeapTuple tuple, TupleDesc desc, int attnum) {
@@ -107,6 +114,12 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   }
   TupleDesc desc = td->tg_relation->rd_att;
   const int status_col = column_number(desc, trigger->tgargs[1], "status");
+  if (TupleDescAttr(desc, status_col - 1)->attgenerated != '\0') {
+    throw Error(ErrorCode::ArgumentInvalid,
+                std::string("idem.enforce_transitions: status column \"") + trigger->tgargs[1] +
+                    "\" is generated, and a BEFORE trigger sees it before it is computed",
+                "Guard the column the generated one is computed from.");
+  }
   const int key_col = trigger->tgnargs > 2 ? column_number(desc, trigger->tgargs[2], "key") : 0;
   HeapTuple row = is_update ? td->tg_newtuple : td->tg_trigtuple;
   const char* to = column_value(row, desc, status_col);
@@ -116,6 +129,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   LogEntry entry{machine, RelationGetRelid(td->tg_relation), key_col ? column_value(row, desc, key_col) : nullptr,
                  from, to, nullptr, -1, "applied"};
   std::string refusal;
+  std::string guard_name;
   const machines::MachineTable& table = machines::cached_table();
   if (!table.has_machine(machine)) throw Error(ErrorCode::MachineUnknown, std::string("no state machine named '") + machine + "'");
   if (to == nullptr) {
@@ -128,20 +142,21 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
     if (c.verdict == Verdict::UnknownState || c.verdict == Verdict::NoTransition || c.verdict == Verdict::Terminal) {
       refusal = c.message;
     } else if (c.verdict == Verdict::NeedsGuard) {
+      // Copied first: the guard may run SQL that drops the cached table c points into.
       const Oid guard = c.transition->guard_oid;
-      entry.guard_name = c.transition->guard_name.c_str();
+      guard_name = c.transition->guard_name;
+      entry.guard_name = guard_name.c_str();
       const bool holds = pg::guarded([&] { return machines::guard_holds(guard, row_as_jsonb(row, desc)); });
       entry.guard_result = holds ? 1 : 0;
-      if (!holds) {
-        refusal = machines::guard_refusal(machine, from, to, c.transition->guard_name);
-      }
+      if (!holds) refusal = machines::guard_refusal(machine, from, to, guard_name);
     }
   }
   if (!refusal.empty() && !skip) {
     throw Error(ErrorCode::InvalidTransition, refusal, "The row keeps its state; read it again before changing it.");
   }
   if (!refusal.empty()) entry.outcome = "skipped";
-  pg::guarded([&] { append_log(entry); });
+  const Oid owner = machines::log_owner();
+  pg::guarded([&] { append_log(entry, owner); });
   return refusal.empty() ? PointerGetDatum(row) : PointerGetDatum(nullptr);
 }
 

@@ -34,6 +34,25 @@ COMMENT ON TABLE idem.machine_transitions IS
 SELECT pg_catalog.pg_extension_config_dump('idem.machine_states', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.machine_transitions', '');
 
+-- A guard runs with the privileges of whoever changes a row, so only a function a superuser owns,
+-- of the shape (row jsonb) RETURNS boolean, may be one (checked again when it is called).
+CREATE FUNCTION idem._check_guard() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NEW.guard IS NOT NULL AND NOT EXISTS (
+       SELECT 1 FROM pg_proc p JOIN pg_roles o ON o.oid = p.proowner
+        WHERE p.oid = NEW.guard AND p.prokind = 'f' AND p.prorettype = 'boolean'::regtype AND NOT p.proretset
+          AND p.pronargs = 1 AND p.proargtypes[0] = 'jsonb'::regtype AND o.rolsuper) THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('guard %s of %s %s -> %s must be a function (row jsonb) RETURNS boolean owned by a superuser',
+             NEW.guard, NEW.machine, NEW.from_state, NEW.to_state),
+      'Ask the database owner to create the guard function; it runs with the privileges of whoever changes a row.');
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER machine_transitions_guard BEFORE INSERT OR UPDATE OF guard ON idem.machine_transitions
+  FOR EACH ROW EXECUTE FUNCTION idem._check_guard();
+
 CREATE FUNCTION idem._machines_changed() RETURNS trigger
   AS 'MODULE_PATHNAME', 'idem_machines_changed' LANGUAGE C;
 COMMENT ON FUNCTION idem._machines_changed() IS
@@ -117,15 +136,7 @@ COMMENT ON TABLE idem.transition_log IS
 SELECT pg_catalog.pg_extension_config_dump('idem.transition_log', '');
 
 -- The trigger runs as the role that changes the row (and so do guards: never as the owner); it
--- writes the log only through this function.
-CREATE FUNCTION idem._log_transition(machine text, relid oid, row_key text, from_state text, to_state text,
-                                     guard_name text, guard_result boolean, outcome text) RETURNS void
-  LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-  BEGIN ATOMIC
-    INSERT INTO idem.transition_log (machine, relid, row_key, from_state, to_state, guard_name, guard_result, outcome)
-    VALUES (machine, relid, row_key, from_state, to_state, guard_name, guard_result, outcome);
-  END;
-
+-- writes the log as the log's owner, in C, so no role can write the log itself.
 CREATE FUNCTION idem.enforce_transitions() RETURNS trigger
   AS 'MODULE_PATHNAME', 'idem_enforce_transitions'
   LANGUAGE C;
@@ -175,10 +186,10 @@ COMMENT ON TABLE idem.mutations IS
   'Append-only audit trail of every mutation attempt (reference §6.1); written by acquire/checkpoint/complete/release/resolve_stuck, purged only by idem.purge_audit.';
 SELECT pg_catalog.pg_extension_config_dump('idem.mutations', '');
 
-CREATE FUNCTION idem._allow_audit_purge() RETURNS void
-  AS 'MODULE_PATHNAME', 'idem_allow_audit_purge' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION idem._allow_audit_purge() IS
-  'Lets the rest of this transaction delete from idem.mutations (idem.purge_audit only).';
+CREATE FUNCTION idem._allow_audit_purge(allowed boolean) RETURNS void
+  AS 'MODULE_PATHNAME', 'idem_allow_audit_purge' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idem._allow_audit_purge(boolean) IS
+  'Lets idem.purge_audit delete audit rows while it runs (cleared when it returns, and by any abort).';
 CREATE FUNCTION idem._refuse_audit_change() RETURNS trigger
   AS 'MODULE_PATHNAME', 'idem_refuse_audit_change' LANGUAGE C;
 COMMENT ON FUNCTION idem._refuse_audit_change() IS
@@ -633,7 +644,8 @@ CREATE FUNCTION idem.purge_audit(older_than interval DEFAULT '90 days', batch in
   SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 DECLARE
   v_cutoff timestamptz;
-  v_removed integer;
+  v_mutations integer;
+  v_transitions integer;
 BEGIN
   IF older_than IS NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'older_than must not be NULL');
@@ -642,20 +654,32 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
       'Call purge_audit repeatedly until it returns 0.');
   END IF;
+  -- The trail is evidence: an operator may age it out, not erase what is recent.
+  IF idem._elapsed(older_than) < idem._min_audit_retention() THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('older_than (%s) is shorter than idem.min_audit_retention (%s)', idem._elapsed(older_than), idem._min_audit_retention()),
+      'Keep the audit trail at least idem.min_audit_retention; a superuser may lower that setting.');
+  END IF;
   v_cutoff := clock_timestamp() - idem._elapsed(older_than);
-  PERFORM idem._allow_audit_purge();
+  PERFORM idem._allow_audit_purge(true);
   DELETE FROM idem.mutations m USING (
       SELECT o.tenant_id, o.mutation_id FROM idem.mutations o
        WHERE o.attempted_at < v_cutoff ORDER BY o.attempted_at LIMIT batch) old
    WHERE m.tenant_id = old.tenant_id AND m.mutation_id = old.mutation_id;
-  GET DIAGNOSTICS v_removed = ROW_COUNT;
+  GET DIAGNOSTICS v_mutations = ROW_COUNT;
   DELETE FROM idem.transition_log t USING (
       SELECT o.log_id FROM idem.transition_log o WHERE o.at < v_cutoff ORDER BY o.at LIMIT batch) old
    WHERE t.log_id = old.log_id;
-  RETURN v_removed;
+  GET DIAGNOSTICS v_transitions = ROW_COUNT;
+  PERFORM idem._allow_audit_purge(false);
+  RETURN v_mutations + v_transitions;
 END $$;
 COMMENT ON FUNCTION idem.purge_audit(interval, integer) IS
-  'Deletes up to batch audit rows (and transition log rows) older than older_than (elapsed time, 90 days by default); returns the audit rows removed. Call until 0.';
+  'Deletes up to batch audit rows and up to batch transition log rows older than older_than (elapsed time, 90 days by default, at least idem.min_audit_retention); returns the rows removed. Call until 0.';
+
+CREATE FUNCTION idem._min_audit_retention() RETURNS interval
+  AS 'MODULE_PATHNAME', 'idem_min_audit_retention' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION idem._min_audit_retention() IS 'idem.min_audit_retention as an interval.';
 
 CREATE FUNCTION idem._elapsed(value interval) RETURNS interval
   AS 'MODULE_PATHNAME', 'idem_elapsed' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -695,13 +719,16 @@ COMMENT ON FUNCTION idem.handler_key(text) IS
 -- Forensics: the runbook's questions, one query each (docs/runbook.md).
 
 CREATE FUNCTION idem.double_charges(since timestamptz DEFAULT now() - interval '24 hours')
-  RETURNS TABLE (tenant_id text, client_key text, generation integer, executions bigint, order_ids text[],
-                 charge_ids text[], first_attempt timestamptz, last_attempt timestamptz)
+  RETURNS TABLE (tenant_id text, client_key text, caller_id text, resource text, generation integer,
+                 executions bigint, order_ids text[], charge_ids text[], first_attempt timestamptz,
+                 last_attempt timestamptz)
   LANGUAGE sql STABLE AS $$
-  -- Per key and generation (a key reused after its TTL makes a new order by design: key_reuse
-  -- lists those). executions: attempts that called the handler. A resume that called it again
-  -- and got the same charge back (the processor's own idempotency) is not a double charge.
-  SELECT m.tenant_id, m.client_key, m.generation,
+  -- Per idempotency record (tenant, scope) and generation: a key reused after its TTL makes a new
+  -- order by design (key_reuse lists those). executions: attempts that called the handler. A
+  -- resume that called it again and got the same charge back (the processor's own idempotency)
+  -- is not a double charge; several executing attempts are, unless every one of them recorded a
+  -- charge id and they are all the same.
+  SELECT m.tenant_id, min(m.client_key), min(m.caller_id), min(m.resource), m.generation,
          count(DISTINCT m.attempt) FILTER (WHERE m.handler_called AND m.outcome IN ('checkpoint', 'completed')) AS executions,
          array_agg(DISTINCT m.order_id ORDER BY m.order_id) FILTER (WHERE m.order_id IS NOT NULL) AS order_ids,
          array_agg(DISTINCT m.handler_response ->> 'charge_id' ORDER BY m.handler_response ->> 'charge_id')
@@ -709,14 +736,15 @@ CREATE FUNCTION idem.double_charges(since timestamptz DEFAULT now() - interval '
          min(m.attempted_at), max(m.attempted_at)
     FROM idem.mutations m
    WHERE m.attempted_at >= since
-   GROUP BY m.tenant_id, m.client_key, m.generation
+   GROUP BY m.tenant_id, m.scope_digest, m.generation
   HAVING count(DISTINCT m.order_id) > 1
       OR count(DISTINCT m.handler_response ->> 'charge_id') > 1
-      OR (count(DISTINCT m.attempt) FILTER (WHERE m.handler_called AND m.outcome IN ('checkpoint', 'completed')) > 1
-          AND count(DISTINCT m.handler_response ->> 'charge_id') = 0)
+      OR count(DISTINCT m.attempt) FILTER (WHERE m.handler_called AND m.outcome IN ('checkpoint', 'completed')) >
+         greatest(1, count(DISTINCT m.attempt) FILTER (WHERE m.handler_called AND m.outcome IN ('checkpoint', 'completed')
+                                                       AND m.handler_response ? 'charge_id'))
    ORDER BY min(m.attempted_at) $$;
 COMMENT ON FUNCTION idem.double_charges(timestamptz) IS
-  'Did we charge twice? Keys (per generation) with more than one distinct order id or charge id, or several handler-executing attempts with no charge id to show they were one, attempted since `since`.';
+  'Did we charge twice? Idempotency records (per generation) with more than one distinct order id or charge id, or several handler-executing attempts not all shown to be one charge, attempted since `since`.';
 
 CREATE FUNCTION idem.key_history(tenant text, key text) RETURNS SETOF idem.mutations
   LANGUAGE sql STABLE AS $$
@@ -761,17 +789,18 @@ COMMENT ON VIEW idem.stuck_leases IS
   'Expired leases nobody took over, and unresolved work with a checkpoint (which never expires): what an operator looks at.';
 
 CREATE FUNCTION idem.key_reuse(window_size interval DEFAULT '24 hours')
-  RETURNS TABLE (tenant_id text, client_key text, order_ids text[], generations integer[], first_attempt timestamptz,
-                 last_attempt timestamptz)
+  RETURNS TABLE (tenant_id text, client_key text, caller_id text, resource text, order_ids text[],
+                 generations integer[], first_attempt timestamptz, last_attempt timestamptz)
   LANGUAGE sql STABLE AS $$
-  SELECT m.tenant_id, m.client_key, array_agg(DISTINCT m.order_id), array_agg(DISTINCT m.generation),
+  SELECT m.tenant_id, min(m.client_key), min(m.caller_id), min(m.resource),
+         array_agg(DISTINCT m.order_id ORDER BY m.order_id), array_agg(DISTINCT m.generation ORDER BY m.generation),
          min(m.attempted_at), max(m.attempted_at)
     FROM idem.mutations m
    WHERE m.attempted_at >= clock_timestamp() - window_size AND m.order_id IS NOT NULL
-   GROUP BY m.tenant_id, m.client_key
+   GROUP BY m.tenant_id, m.scope_digest
   HAVING count(DISTINCT m.order_id) > 1
    ORDER BY min(m.attempted_at) $$;
-COMMENT ON FUNCTION idem.key_reuse(interval) IS 'The runbook''s alert: one key that produced two or more order ids within the window.';
+COMMENT ON FUNCTION idem.key_reuse(interval) IS 'The runbook''s alert: one idempotency record (tenant, caller, resource, key) that produced two or more order ids within the window.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Privileges.
@@ -785,13 +814,14 @@ GRANT EXECUTE ON FUNCTION
   idem.complete(text, bigint, integer, jsonb, bytea, text, jsonb, text, boolean),
   idem.handler_key(text), idem.derive_order_id(text, text, integer, timestamptz),
   idem.can_transition(text, text, text, jsonb), idem.check_transition(text, text, text, jsonb),
-  idem.enforce_transitions(), idem._log_transition(text, oid, text, text, text, text, boolean, text),
+  idem.enforce_transitions(),
   idem.guard_stock_available(jsonb), idem.guard_before_capture(jsonb)
   TO idem_service;
 GRANT EXECUTE ON FUNCTION
   idem.double_charges(timestamptz), idem.key_history(text, text), idem.order_trail(text),
   idem.recent_mutations(text, timestamptz), idem.key_reuse(interval), idem._handle(text, bytea),
-  idem.derive_order_id(text, text, integer, timestamptz), idem.can_transition(text, text, text, jsonb)
+  idem.derive_order_id(text, text, integer, timestamptz), idem.can_transition(text, text, text, jsonb),
+  idem.check_transition(text, text, text, jsonb)
   TO idem_auditor, idem_operator;
 GRANT EXECUTE ON FUNCTION idem.purge_audit(interval, integer) TO idem_operator;
 -- The machine tables are read by every role that checks a transition; operators change them.

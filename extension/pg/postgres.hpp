@@ -22,7 +22,10 @@ extern "C" {
 #include "miscadmin.h"            // CHECK_FOR_INTERRUPTS, MyDatabaseId
 #include "storage/lock.h"         // LockRelease: give back a key's advisory lock after a refusal
 #include "utils/array.h"          // deconstruct_array for the text[] of excluded pointers
+#include "utils/acl.h"            // pg_proc_aclcheck: a guard runs only if its caller may execute it
 #include "utils/builtins.h"       // text_to_cstring, cstring_to_text_with_len
+#include "utils/syscache.h"       // the guard's pg_proc row
+#include "catalog/pg_proc.h"      // Form_pg_proc
 #include "utils/fmgroids.h"       // F_TEXTEQ, F_BYTEAEQ for scan keys
 #include "utils/guc.h"            // DefineCustom*Variable, GetConfigOption
 #include "utils/inval.h"          // relcache callbacks: drop cached machines when their rows change

@@ -83,6 +83,12 @@ SELECT expect_error($$SELECT idem.purge_audit('-1 day')$$) AS negative_age;
 SELECT expect_error($$SELECT idem.purge_audit('1 day', 0)$$) AS zero_batch;
 SELECT idem.purge_audit() AS purged_within_90_days;
 SELECT count(*) > 0 AS rows_kept FROM idem.mutations;
+-- An operator may age the trail out, not erase what is recent (idem.min_audit_retention, 1 day).
+SELECT expect_error($$SELECT idem.purge_audit('1 hour')$$) AS recent_refused;
+SET ROLE idem_operator;
+SELECT expect_error($$SET idem.min_audit_retention = 0$$) AS operator_lowers_retention;
+RESET ROLE;
+SET idem.min_audit_retention = 0;
 SELECT pg_sleep(0.3);
 SELECT idem.purge_audit('200 milliseconds', 2) AS first_batch;
 SELECT idem.purge_audit('200 milliseconds') > 0 AS the_rest;
@@ -92,3 +98,15 @@ SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":8}':
                                  resource => 'POST /payments/p1/capture', mutation_type => 'capture');
 SELECT expect_error($$DELETE FROM idem.mutations$$) AS delete_after_purge;
 SELECT count(*) AS rows_kept FROM idem.mutations;
+-- ... also inside the transaction that purged, and after a savepoint rollback around a purge.
+BEGIN;
+SELECT idem.purge_audit('100 years') AS nothing_that_old;
+SELECT expect_error($$DELETE FROM idem.mutations$$) AS delete_in_purging_transaction;
+SAVEPOINT s;
+SELECT idem.purge_audit('100 years') AS again;
+ROLLBACK TO SAVEPOINT s;
+SELECT expect_error($$DELETE FROM idem.mutations$$) AS delete_after_savepoint_rollback;
+COMMIT;
+-- The transition log has no writer but the trigger (a service cannot forge an entry).
+SELECT count(*) AS log_writers_callable FROM pg_proc WHERE pronamespace = 'idem'::regnamespace AND proname = '_log_transition';
+RESET idem.min_audit_retention;

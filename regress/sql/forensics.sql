@@ -31,9 +31,22 @@ SELECT pg_sleep(0.1);
 SELECT attempt AS au2, generation FROM idem.acquire('t-forensic', 'reused-key-000001', '{"cart":"u2"}'::jsonb) \gset
 SELECT idem.complete(:'hu', :au2, 201, '{}', 'order u2', 'ord-reuse-2', '{"charge_id":"ch_u2"}', 'paid');
 SELECT pg_sleep(0.1);
+-- A client key shared by two scopes (a checkout and a refund endpoint): two records, one order
+-- each, not a double charge and not a reuse.
+SELECT handle AS h1, attempt AS a1 FROM idem.acquire('t-forensic', 'shared-key-000001', '{}'::jsonb, caller => 'checkout', resource => 'POST /charges') \gset
+SELECT idem.complete(:'h1', :a1, 201, '{}', 'charge', 'ord-shared-a', '{"charge_id":"ch_sa"}');
+SELECT handle AS h2, attempt AS a2 FROM idem.acquire('t-forensic', 'shared-key-000001', '{}'::jsonb, caller => 'refunds', resource => 'POST /refunds') \gset
+SELECT idem.complete(:'h2', :a2, 201, '{}', 'refund', 'ord-shared-b', '{"refund_id":"re_sb"}');
+-- PLANTED unproven repeat: the first attempt called the processor and recorded no charge id,
+-- the second charged (ch_p2): nothing shows the two calls were one charge.
+SELECT handle AS hp, attempt AS ap FROM idem.acquire('t-forensic', 'unproven-key-0001', '{}'::jsonb, lease => '50 milliseconds') \gset
+SELECT idem.checkpoint(:'hp', :ap, 'request_sent', '{"step":"sent"}') IS NOT NULL AS checkpointed;
+SELECT pg_sleep(0.1);
+SELECT attempt AS ap2 FROM idem.acquire('t-forensic', 'unproven-key-0001', '{}'::jsonb) \gset
+SELECT idem.complete(:'hp', :ap2, 201, '{}', 'order p', 'ord-unproven', '{"charge_id":"ch_p2"}');
 
 -- "Did we charge twice?"
-SELECT tenant_id, client_key, generation, executions, order_ids, charge_ids FROM idem.double_charges() WHERE tenant_id = 't-forensic';
+SELECT tenant_id, client_key, caller_id, resource, generation, executions, order_ids, charge_ids FROM idem.double_charges() WHERE tenant_id = 't-forensic';
 -- Runbook query 1: the history of one key.
 SELECT outcome, mutation_type, generation, handler_called, order_id, handler_response ->> 'charge_id' AS charge, retry_count
   FROM idem.key_history('t-forensic', 'double-key-000001');
@@ -44,7 +57,7 @@ SELECT client_key, outcome FROM idem.recent_mutations('t-forensic', now() - inte
 -- Stuck leases: the planted one, not the clean or resumed keys.
 SELECT client_key, status, recovery_point, recovery_data, why FROM idem.stuck_leases WHERE tenant_id = 't-forensic';
 -- The reused-key alert: one key, two orders.
-SELECT tenant_id, client_key, order_ids, generations FROM idem.key_reuse('1 hour') WHERE tenant_id = 't-forensic';
+SELECT tenant_id, client_key, caller_id, resource, order_ids, generations FROM idem.key_reuse('1 hour') WHERE tenant_id = 't-forensic';
 -- Auditors may ask all of it.
 SELECT f, has_function_privilege('idem_auditor', f, 'EXECUTE') AS auditor_may
   FROM unnest(ARRAY['idem.double_charges(timestamptz)', 'idem.key_history(text,text)', 'idem.order_trail(text)',

@@ -42,6 +42,32 @@ SELECT expect_error($$SELECT idem.can_transition('ticket', 'open', 'closed')$$) 
 SELECT expect_error($$INSERT INTO idem.machine_transitions VALUES ('order', 'created', 'lost', NULL, NULL)$$) ~ '^23503 ' AS unknown_state_refused;
 SELECT expect_error($$INSERT INTO idem.machine_transitions VALUES ('order', 'shipped', 'created', 'idem.guard_stock_available(jsonb)', NULL)$$) ~ '^23514 ' AS guard_needs_a_name;
 
+-- A guard runs with the privileges of whoever changes a row: only a superuser's function of the
+-- shape (row jsonb) RETURNS boolean may be one, checked at INSERT and again when it is called.
+CREATE ROLE regress_guard_owner NOLOGIN;
+CREATE FUNCTION public.not_a_guard(t text) RETURNS boolean LANGUAGE sql RETURN true;
+CREATE FUNCTION public.someones_guard(row_data jsonb) RETURNS boolean LANGUAGE sql RETURN true;
+ALTER FUNCTION public.someones_guard(jsonb) OWNER TO regress_guard_owner;
+INSERT INTO idem.machine_states VALUES ('gm', 'a', 'a'), ('gm', 'b', 'b');
+SELECT expect_error($$INSERT INTO idem.machine_transitions VALUES ('gm', 'a', 'b', 'public.not_a_guard(text)', 'wrong shape')$$) AS wrong_shape;
+SELECT expect_error($$INSERT INTO idem.machine_transitions VALUES ('gm', 'a', 'b', 'public.someones_guard(jsonb)', 'not a superuser''s')$$) AS not_superusers;
+CREATE FUNCTION public.dropped_guard(row_data jsonb) RETURNS boolean LANGUAGE sql RETURN true;
+INSERT INTO idem.machine_transitions VALUES ('gm', 'a', 'b', 'public.dropped_guard(jsonb)', 'soon gone');
+DROP FUNCTION public.dropped_guard(jsonb);
+SELECT regexp_replace(expect_error($$SELECT idem.check_transition('gm', 'a', 'b', '{}')$$), 'guard [0-9]+', 'guard <oid>') AS dropped;
+-- A guard the current role may not execute is not run for it.
+CREATE FUNCTION public.private_guard(row_data jsonb) RETURNS boolean LANGUAGE sql RETURN true;
+REVOKE ALL ON FUNCTION public.private_guard(jsonb) FROM PUBLIC;
+UPDATE idem.machine_transitions SET guard = 'public.private_guard(jsonb)', guard_name = 'private' WHERE machine = 'gm';
+CREATE ROLE regress_guard_caller NOLOGIN IN ROLE idem_service;
+SET ROLE regress_guard_caller;
+SELECT regexp_replace(expect_error($$SELECT idem.check_transition('gm', 'a', 'b', '{}')$$), 'guard [0-9]+', 'guard <oid>') AS not_executable;
+RESET ROLE;
+DELETE FROM idem.machine_transitions WHERE machine = 'gm';
+DELETE FROM idem.machine_states WHERE machine = 'gm';
+DROP FUNCTION public.not_a_guard(text), public.someones_guard(jsonb), public.private_guard(jsonb);
+DROP ROLE regress_guard_owner, regress_guard_caller;
+
 --
 -- The trigger on a user table
 --
@@ -88,5 +114,9 @@ SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS unknown_machine
 DROP TRIGGER bad_args_t ON bad_args;
 CREATE TRIGGER bad_args_t AFTER UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st');
 SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS after_trigger;
-DROP TABLE bad_args;
+DROP TRIGGER bad_args_t ON bad_args;
+CREATE TABLE gen_status (id int, raw text, st text GENERATED ALWAYS AS (raw) STORED);
+CREATE TRIGGER gen_status_t BEFORE INSERT OR UPDATE ON gen_status FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st');
+SELECT expect_error($$INSERT INTO gen_status (id, raw) VALUES (1, 'created')$$) AS generated_column;
+DROP TABLE bad_args, gen_status;
 SELECT expect_error($$SELECT idem.enforce_transitions()$$) AS called_directly;
