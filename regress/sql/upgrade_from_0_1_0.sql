@@ -50,46 +50,14 @@ SELECT client_key, mutation_type, outcome, handler_called FROM idem.mutations OR
 SELECT client_key, mutation_type, attempts_in_generation, attempted_at IS NOT NULL AS attempt_time FROM idem.keys ORDER BY client_key;
 
 -- The catalog of the updated install equals a fresh one's: functions (with their settings,
--- privileges and bodies), columns, constraints, indexes.
-CREATE FUNCTION pg_temp.catalog_digest() RETURNS text LANGUAGE sql AS $$
-  SELECT md5(string_agg(x, E'\n' ORDER BY x)) FROM (
-    SELECT format('fn %s %s %s %s %s %s', p.oid::regprocedure, p.provolatile, p.prosecdef, p.proconfig, p.proacl, md5(p.prosrc)) AS x
-      FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace
-    UNION ALL
-    SELECT format('col %s.%s %s %s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attcollation::regcollation)
-      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-     WHERE c.relnamespace = 'idem'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
-    UNION ALL
-    SELECT format('con %s %s %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
-      FROM pg_constraint WHERE connamespace = 'idem'::regnamespace
-    UNION ALL
-    SELECT format('idx %s', pg_get_indexdef(indexrelid)) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-     WHERE c.relnamespace = 'idem'::regnamespace
-    UNION ALL
-    SELECT format('rel %s %s %s', c.oid::regclass, c.relkind, c.relacl) FROM pg_class c
-     WHERE c.relnamespace = 'idem'::regnamespace AND c.relkind IN ('r', 'S', 'v')) s $$;
-SELECT pg_temp.catalog_digest() AS updated_digest \gset
+-- privileges and bodies), columns, constraints, indexes (one query text, kept in a variable, runs
+-- in both databases).
+\set catalog_digest_query 'SELECT md5(string_agg(x, E\'\n\' ORDER BY x)) FROM (     SELECT format(\'fn %s %s %s %s %s %s\', p.oid::regprocedure, p.provolatile, p.prosecdef, p.proconfig, p.proacl, md5(p.prosrc)) AS x       FROM pg_proc p WHERE p.pronamespace = \'idem\'::regnamespace     UNION ALL     SELECT format(\'col %s.%s %s %s %s\', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attcollation::regcollation)       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid      WHERE c.relnamespace = \'idem\'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped     UNION ALL     SELECT format(\'con %s %s %s\', conrelid::regclass, conname, pg_get_constraintdef(oid))       FROM pg_constraint WHERE connamespace = \'idem\'::regnamespace     UNION ALL     SELECT format(\'idx %s\', pg_get_indexdef(indexrelid)) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid      WHERE c.relnamespace = \'idem\'::regnamespace     UNION ALL     SELECT format(\'rel %s %s %s\', c.oid::regclass, c.relkind, c.relacl) FROM pg_class c      WHERE c.relnamespace = \'idem\'::regnamespace AND c.relkind IN (\'r\', \'S\', \'v\')) s'
+SELECT (:catalog_digest_query) AS updated_digest \gset
 \c idem_upgrade_fresh
 SET client_min_messages = warning;
 CREATE EXTENSION pg_idempotency;
-CREATE FUNCTION pg_temp.catalog_digest() RETURNS text LANGUAGE sql AS $$
-  SELECT md5(string_agg(x, E'\n' ORDER BY x)) FROM (
-    SELECT format('fn %s %s %s %s %s %s', p.oid::regprocedure, p.provolatile, p.prosecdef, p.proconfig, p.proacl, md5(p.prosrc)) AS x
-      FROM pg_proc p WHERE p.pronamespace = 'idem'::regnamespace
-    UNION ALL
-    SELECT format('col %s.%s %s %s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attcollation::regcollation)
-      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-     WHERE c.relnamespace = 'idem'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
-    UNION ALL
-    SELECT format('con %s %s %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
-      FROM pg_constraint WHERE connamespace = 'idem'::regnamespace
-    UNION ALL
-    SELECT format('idx %s', pg_get_indexdef(indexrelid)) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-     WHERE c.relnamespace = 'idem'::regnamespace
-    UNION ALL
-    SELECT format('rel %s %s %s', c.oid::regclass, c.relkind, c.relacl) FROM pg_class c
-     WHERE c.relnamespace = 'idem'::regnamespace AND c.relkind IN ('r', 'S', 'v')) s $$;
-SELECT pg_temp.catalog_digest() = :'updated_digest' AS same_catalog_as_updated;
+SELECT (:catalog_digest_query) = :'updated_digest' AS same_catalog_as_updated;
 \c :regress_db
 DROP DATABASE idem_upgrade_old;
 DROP DATABASE idem_upgrade_fresh;
