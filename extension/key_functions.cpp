@@ -32,10 +32,12 @@ Datum validate_key(FunctionCallInfo fcinfo) {
 
 Datum scope_digest(FunctionCallInfo fcinfo) {
   const std::string_view tenant = required_text(fcinfo, 0, "tenant");
-  if (tenant.empty()) throw Error(ErrorCode::ArgumentInvalid, "tenant must not be empty");
   const std::string_view caller = required_text(fcinfo, 1, "caller");
   const std::string_view resource = required_text(fcinfo, 2, "resource");
   const auto key = datum::text_arg(fcinfo, 3);
+  keys::validate_scope_part(tenant, "tenant", keys::kMaxTenantBytes, false);
+  keys::validate_scope_part(caller, "caller", keys::kMaxScopePartBytes, true);
+  keys::validate_scope_part(resource, "resource", keys::kMaxScopePartBytes, true);
   keys::validate_key(key, key_limits());
   return datum::bytea_datum(keys::scope_digest(tenant, caller, resource, *key));
 }

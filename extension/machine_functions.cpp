@@ -47,8 +47,18 @@ std::string required_text(FunctionCallInfo fcinfo, int n, const char* what) {
   return std::string(*v);
 }
 
+// The row a guard is asked about: a JSON object, or none.
+Datum row_arg(FunctionCallInfo fcinfo, int n) {
+  if (PG_ARGISNULL(n)) return 0;
+  Jsonb* row = pg::guarded([&] { return PG_GETARG_JSONB_P(n); });
+  if (!JB_ROOT_IS_OBJECT(row) || JB_ROOT_IS_SCALAR(row)) {
+    throw Error(ErrorCode::ArgumentInvalid, "row_data must be a JSON object (the row, as to_jsonb gives it)");
+  }
+  return PointerGetDatum(row);
+}
+
 Datum can_transition(FunctionCallInfo fcinfo) {
-  const Datum row = PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3);
+  const Datum row = row_arg(fcinfo, 3);
   const std::string machine = required_text(fcinfo, 0, "machine");
   const std::string from = required_text(fcinfo, 1, "from_state");
   const std::string to = required_text(fcinfo, 2, "to_state");
@@ -56,7 +66,7 @@ Datum can_transition(FunctionCallInfo fcinfo) {
 }
 
 Datum check_transition(FunctionCallInfo fcinfo) {
-  const Datum row = PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3);
+  const Datum row = row_arg(fcinfo, 3);
   const std::string machine = required_text(fcinfo, 0, "machine");
   const std::string from = required_text(fcinfo, 1, "from_state");
   const std::string to = required_text(fcinfo, 2, "to_state");

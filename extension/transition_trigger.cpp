@@ -57,8 +57,8 @@ void append_log(const LogEntry& e, Oid owner) {
   if (log_plan == nullptr) {
     Oid types[8] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID};
     SPIPlanPtr plan = SPI_prepare(
-        "INSERT INTO idem.transition_log (machine, relid, row_key, from_state, to_state, guard_name, guard_result, outcome) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO idem.transition_log (machine, relid, table_name, row_key, from_state, to_state, guard_name, "
+        "guard_result, outcome) VALUES ($1, $2, pg_catalog.format('%s', $2::pg_catalog.regclass), $3, $4, $5, $6, $7, $8)",
         8, types);
     if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "pg_idempotency: could not prepare the transition log insert");
     log_plan = plan;
@@ -111,6 +111,11 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   const bool skip = std::strcmp(mode, "skip") == 0;
   if (!skip && std::strcmp(mode, "raise") != 0) {
     throw Error(ErrorCode::ArgumentInvalid, std::string("idem.enforce_transitions: on_refusal must be 'raise' or 'skip', not '") + mode + "'");
+  }
+  if (td->tg_relation->rd_rel->relpersistence == RELPERSISTENCE_TEMP) {
+    throw Error(ErrorCode::ArgumentInvalid,
+                "idem.enforce_transitions: a temporary table's transitions would outlive it in the log",
+                "Guard a permanent table.");
   }
   TupleDesc desc = td->tg_relation->rd_att;
   const int status_col = column_number(desc, trigger->tgargs[1], "status");

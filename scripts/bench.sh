@@ -198,7 +198,10 @@ contended() {
   expect "contended $1 clients: outcomes counted = transactions" $((acquired + replayed + busy + other)) "$TXNS"
   expect "contended $1 clients: no mismatch/resumed" "$other" 0
   expect "contended $1 clients: orders = acquired" "$orders" "$acquired"
-  expect "contended $1 clients: tokens issued = acquired" "$attempts" "$acquired"
+  # An insert that meets a row committed a moment earlier has drawn a token it then does not use:
+  # tokens may exceed grants (never the reverse), by at most the in_progress answers.
+  expect "contended $1 clients: tokens issued >= acquired" "$((attempts >= acquired))" 1
+  expect "contended $1 clients: unused tokens <= in_progress answers" "$((attempts - acquired <= busy))" 1
 }
 
 step "pgbench: ${BENCH_SECONDS} s per run, protocol prepared; logs and pg_stat_statements in $OUT"
@@ -213,10 +216,11 @@ echo "   resolving $BENCH_REPLAY_KEYS keys for the replay workload"
 q -c "CALL bench_populate_replay($BENCH_REPLAY_KEYS)" -c "VACUUM ANALYZE idem.keys" >/dev/null
 replay 1 -
 replay "$BENCH_CLIENTS" -
+# The replay's peer: the same replays with idem.audit_replays off (no audit row).
+PGOPTIONS="-c idem.audit_replays=off" run replay_noaudit replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 contended 1 -
 contended "$BENCH_CLIENTS" -
 # 0.2.0: the audit row and the state machine trigger, each beside its peer in this run.
-PGOPTIONS="-c idem.audit_replays=off" run replay_noaudit replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 audit_rows() { q -c "SELECT count(*) FROM idem.mutations WHERE outcome = 'completed'"; }
 audited_before=$(audit_rows)
 q -c "CALL bench_audit_off()" >/dev/null

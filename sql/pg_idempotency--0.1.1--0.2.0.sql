@@ -78,15 +78,16 @@ INSERT INTO idem.machine_states (machine, state, description) VALUES
   ('payment', 'refunded',           'the whole capture returned (terminal)');
 
 -- Guards of the shipped machines: a row may say so ({"stock_available": false},
--- {"captured": true}); a row that says nothing passes.
+-- {"captured": true}); a row that says nothing passes, one that says something other than a
+-- boolean does not (it cannot show that the condition holds).
 CREATE FUNCTION idem.guard_stock_available(row_data jsonb) RETURNS boolean
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN coalesce((row_data ->> 'stock_available')::boolean, true);
+  RETURN NOT (row_data ? 'stock_available') OR row_data -> 'stock_available' = 'true'::jsonb;
 COMMENT ON FUNCTION idem.guard_stock_available(jsonb) IS
   'Guard "stock available" of order created -> confirmed: false when the row says stock_available = false.';
 CREATE FUNCTION idem.guard_before_capture(row_data jsonb) RETURNS boolean
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
-  RETURN NOT coalesce((row_data ->> 'captured')::boolean, false);
+  RETURN NOT (row_data ? 'captured') OR row_data -> 'captured' = 'false'::jsonb;
 COMMENT ON FUNCTION idem.guard_before_capture(jsonb) IS
   'Guard "before payment capture" of order created -> cancelled: false when the row says captured = true.';
 
@@ -122,6 +123,7 @@ CREATE TABLE idem.transition_log (
   log_id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   machine      text COLLATE "C" NOT NULL,
   relid        regclass NOT NULL,
+  table_name   text NOT NULL,                    -- the table's name when the transition happened
   row_key      text COLLATE "C",
   from_state   text,
   to_state     text,
@@ -284,15 +286,18 @@ BEGIN
   LOOP
     SELECT k.status, k.attempt, k.generation, k.payload_hash, k.recovery_point, k.recovery_data,
            k.response_status, k.response_headers, k.response_body, k.order_id, k.lease_expires_at,
-           k.expires_at, k.attempts_in_generation, k.xmin AS row_xmin
+           k.expires_at, k.attempts_in_generation, k.mutation_type, k.xmin AS row_xmin
       INTO r FROM idem.keys k
      WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
     v_found := FOUND;
     v_now := clock_timestamp();
     v_own := v_found AND r.status = 'in_progress' AND idem._written_by_current_transaction(r.row_xmin);
     IF v_found THEN
+      -- The same request: the same fingerprint for the same kind of mutation (a refund under a
+      -- capture's key and body is another request, refused like another body).
       v_decision := idem._decide(r.status, r.expires_at <= v_now, r.lease_expires_at > v_now, v_own,
-                                 r.recovery_point IS NOT NULL, r.payload_hash = p_hash);
+                                 r.recovery_point IS NOT NULL,
+                                 r.payload_hash = p_hash AND r.mutation_type = p_mutation_type);
     ELSE
       v_decision := 'insert';
     END IF;
@@ -320,7 +325,10 @@ BEGIN
         res.outcome := 'in_progress';
         res.retry_after := idem._retry_after();
       END IF;
-      IF res.outcome <> 'replay' OR current_setting('idem.audit_replays')::boolean THEN
+      -- A read-only transaction (a standby) still gets its answer, without the audit row it
+      -- cannot write: a refusal executes nothing, so no mutation goes unlogged.
+      IF (res.outcome <> 'replay' OR current_setting('idem.audit_replays')::boolean)
+         AND NOT current_setting('transaction_read_only')::boolean THEN
         PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
                             res.outcome, false, r.order_id, NULL, NULL, NULL, NULL,
                             coalesce(r.attempts_in_generation, 0), v_now, NULL);
@@ -342,9 +350,11 @@ BEGIN
         res.outcome := 'in_progress';
         res.generation := r.generation;
         res.retry_after := idem._retry_after();
-        PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
-                            'in_progress', false, NULL, NULL, NULL, NULL, NULL,
-                            coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        IF NOT current_setting('transaction_read_only')::boolean THEN
+          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
+                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        END IF;
         RETURN res;
       END IF;
     END IF;
@@ -362,9 +372,11 @@ BEGIN
         res.outcome := 'in_progress';
         res.generation := r.generation;
         res.retry_after := idem._retry_after();
-        PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
-                            'in_progress', false, NULL, NULL, NULL, NULL, NULL,
-                            coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        IF NOT current_setting('transaction_read_only')::boolean THEN
+          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
+                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        END IF;
         RETURN res;
       END IF;
     END IF;
@@ -491,7 +503,9 @@ COMMENT ON FUNCTION idem.acquire(text, text, bytea, text, text, interval, interv
 -- ---------------------------------------------------------------------------------------------
 -- The holder's calls append their audit row.
 
-CREATE OR REPLACE FUNCTION idem.checkpoint(handle text, attempt bigint, recovery_point text, data jsonb DEFAULT NULL)
+DROP FUNCTION idem.checkpoint(text, bigint, text, jsonb);
+CREATE FUNCTION idem.checkpoint(handle text, attempt bigint, recovery_point text, data jsonb DEFAULT NULL,
+                                handler_called boolean DEFAULT true)
   RETURNS timestamptz
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
@@ -511,9 +525,11 @@ BEGIN
          lease_expires_at = v_expires, expires_at = NULL
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
   r.recovery_point := checkpoint.recovery_point;
-  PERFORM idem._audit_holder(r, 'checkpoint', true, NULL, data, NULL, NULL, NULL);
+  PERFORM idem._audit_holder(r, 'checkpoint', coalesce(handler_called, true), NULL, data, NULL, NULL, NULL);
   RETURN v_expires;
 END $$;
+COMMENT ON FUNCTION idem.checkpoint(text, bigint, text, jsonb, boolean) IS
+  'Record progress (e.g. charge_created with the processor''s charge id) and extend the lease; handler_called => false for a step before the processor was called. Returns the new lease expiry.';
 
 DROP FUNCTION idem.complete(text, bigint, integer, jsonb, bytea, text, jsonb);
 CREATE FUNCTION idem.complete(handle text, attempt bigint, status integer, headers jsonb, body bytea,
@@ -552,7 +568,8 @@ END $$;
 COMMENT ON FUNCTION idem.complete(text, bigint, integer, jsonb, bytea, text, jsonb, text, boolean) IS
   'Resolve the key with the response to replay (in the caller''s transaction, with the business write) and append its audit row. Stale attempt: ERR_LEASE_LOST.';
 
-CREATE OR REPLACE FUNCTION idem.release(handle text, attempt bigint, error text DEFAULT NULL)
+DROP FUNCTION idem.release(text, bigint, text);
+CREATE FUNCTION idem.release(handle text, attempt bigint, error text DEFAULT NULL, handler_called boolean DEFAULT NULL)
   RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
@@ -567,9 +584,12 @@ BEGIN
   UPDATE idem.keys k SET status = 'released', last_error = error, lease_expires_at = NULL,
          expires_at = CASE WHEN k.recovery_point IS NULL THEN v_now + k.ttl END
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
-  -- After a checkpoint the handler was called (the checkpoint recorded what it did).
-  PERFORM idem._audit_holder(r, 'released', r.recovery_point IS NOT NULL, NULL, NULL, NULL, error, v_now);
+  -- Unless told: after a checkpoint the handler was called (the checkpoint recorded what it did).
+  PERFORM idem._audit_holder(r, 'released', coalesce(handler_called, r.recovery_point IS NOT NULL), NULL, NULL, NULL,
+                             error, v_now);
 END $$;
+COMMENT ON FUNCTION idem.release(text, bigint, text, boolean) IS
+  'Give the key back after a transient failure (5xx, timeout): the next request is a fresh attempt, or resumes at the last checkpoint. handler_called: whether the processor was called (default: whether a checkpoint was recorded).';
 
 -- resolve_stuck appends its audit row too.
 CREATE OR REPLACE FUNCTION idem.resolve_stuck(handle text, attempt bigint, reason text, status integer,
@@ -762,7 +782,7 @@ CREATE FUNCTION idem.order_trail(order_id text)
     FROM idem.mutations m WHERE m.order_id = order_trail.order_id COLLATE "C"
   UNION ALL
   SELECT t.at, 'transition', coalesce(t.from_state, '(new)') || ' -> ' || t.to_state, false,
-         jsonb_build_object('machine', t.machine, 'table', t.relid::text, 'outcome', t.outcome,
+         jsonb_build_object('machine', t.machine, 'table', t.table_name, 'outcome', t.outcome,
                             'guard', t.guard_name, 'guard_result', t.guard_result)
     FROM idem.transition_log t WHERE t.row_key = order_trail.order_id COLLATE "C"
    ORDER BY 1, 2 $$;
@@ -812,6 +832,7 @@ GRANT EXECUTE ON FUNCTION
   idem.acquire(text, text, text, text, text, interval, interval, text, text),
   idem.acquire(text, text, bytea, text, text, interval, interval, text, text),
   idem.complete(text, bigint, integer, jsonb, bytea, text, jsonb, text, boolean),
+  idem.checkpoint(text, bigint, text, jsonb, boolean), idem.release(text, bigint, text, boolean),
   idem.handler_key(text), idem.derive_order_id(text, text, integer, timestamptz),
   idem.can_transition(text, text, text, jsonb), idem.check_transition(text, text, text, jsonb),
   idem.enforce_transitions(),

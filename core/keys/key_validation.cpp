@@ -34,4 +34,19 @@ void validate_key(std::optional<std::string_view> key, const KeyLimits& limits) 
   }
 }
 
+void validate_scope_part(std::string_view part, const char* what, std::size_t max_bytes, bool allow_empty) {
+  if (part.empty() && !allow_empty) throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " must not be empty");
+  if (part.size() > max_bytes) {
+    throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " is " + std::to_string(part.size()) +
+                                                " bytes long; it may be at most " + std::to_string(max_bytes));
+  }
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    const auto c = static_cast<unsigned char>(part[i]);
+    if (c < 0x20 || c == 0x7F) {
+      throw Error(ErrorCode::ArgumentInvalid,
+                  std::string(what) + " has a control character at byte " + std::to_string(i));
+    }
+  }
+}
+
 }  // namespace idem::keys

@@ -16,4 +16,11 @@ struct KeyLimits {
 // a key outside the length limits or with a byte outside printable ASCII (0x20..0x7E).
 void validate_key(std::optional<std::string_view> key, const KeyLimits& limits = {});
 
+// The other parts of a scoped key come from the service, not the end client, but they are stored
+// in every record and audit row: ErrorCode::ArgumentInvalid for a control character (bytes below
+// 0x20, or 0x7F) or more than max_bytes bytes, and for an empty tenant.
+inline constexpr std::size_t kMaxTenantBytes = 256;
+inline constexpr std::size_t kMaxScopePartBytes = 1024;
+void validate_scope_part(std::string_view part, const char* what, std::size_t max_bytes, bool allow_empty);
+
 }  // namespace idem::keys

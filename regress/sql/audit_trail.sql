@@ -110,3 +110,23 @@ COMMIT;
 -- The transition log has no writer but the trigger (a service cannot forge an entry).
 SELECT count(*) AS log_writers_callable FROM pg_proc WHERE pronamespace = 'idem'::regnamespace AND proname = '_log_transition';
 RESET idem.min_audit_retention;
+
+-- Bug regression (review of 0.2.0): refusals wrote their audit row even in a read-only
+-- transaction, so a replay on a standby or in READ ONLY failed with 25006. A read-only
+-- transaction now gets its answer without the row (a refusal executes nothing).
+SELECT handle AS hro, attempt AS aro FROM idem.acquire('t-audit', 'audit-key-read-only', '{"ro":1}'::jsonb) \gset
+SELECT idem.complete(:'hro', :aro, 200, '{}', 'ro');
+SELECT count(*) AS rows_before FROM idem.mutations WHERE client_key = 'audit-key-read-only' \gset
+BEGIN READ ONLY;
+SELECT outcome, convert_from(response_body, 'UTF8') AS body FROM idem.acquire('t-audit', 'audit-key-read-only', '{"ro":1}'::jsonb);
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-read-only', '{"ro":2}'::jsonb);
+COMMIT;
+SELECT count(*) - :rows_before AS rows_added_read_only FROM idem.mutations WHERE client_key = 'audit-key-read-only';
+
+-- Bug regression (review of 0.2.0): a request of another mutation_type under the same key and body
+-- (a refund replaying a capture) was treated as the same request. It is another request now.
+SELECT handle AS hmt, attempt AS amt FROM idem.acquire('t-audit', 'audit-key-mut-type1', '{"p":1}'::jsonb, mutation_type => 'capture', lease => '50 milliseconds') \gset
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-mut-type1', '{"p":1}'::jsonb, mutation_type => 'capture');
+SELECT idem.complete(:'hmt', :amt, 200, '{}', 'captured');
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-mut-type1', '{"p":1}'::jsonb, mutation_type => 'refund');
+SELECT outcome FROM idem.acquire('t-audit', 'audit-key-mut-type1', '{"p":1}'::jsonb, mutation_type => 'capture');

@@ -63,3 +63,14 @@ SELECT f, has_function_privilege('idem_auditor', f, 'EXECUTE') AS auditor_may
   FROM unnest(ARRAY['idem.double_charges(timestamptz)', 'idem.key_history(text,text)', 'idem.order_trail(text)',
                     'idem.recent_mutations(text,timestamptz)', 'idem.key_reuse(interval)']) AS f;
 SELECT has_table_privilege('idem_auditor', 'idem.stuck_leases', 'SELECT') AS auditor_reads_stuck_leases;
+
+-- A checkpoint before the processor is called says so (handler_called => false): a resume that
+-- then charges once is one execution, not flagged (review of 0.2.0: it was).
+SELECT handle AS hn, attempt AS an FROM idem.acquire('t-forensic2', 'step-before-charge', '{}'::jsonb, lease => '50 milliseconds') \gset
+SELECT idem.checkpoint(:'hn', :an, 'order_created', '{"order_row":"o1"}', handler_called => false) IS NOT NULL AS checkpointed;
+SELECT pg_sleep(0.1);
+SELECT attempt AS an2 FROM idem.acquire('t-forensic2', 'step-before-charge', '{}'::jsonb) \gset
+SELECT idem.checkpoint(:'hn', :an2, 'charge_created', '{"charge_id":"ch_F1"}') IS NOT NULL AS checkpointed;
+SELECT idem.complete(:'hn', :an2, 201, '{}', 'ok', 'ord-f1', '{"charge_id":"ch_F1"}');
+SELECT count(*) AS flagged FROM idem.double_charges() WHERE tenant_id = 't-forensic2';
+SELECT outcome, handler_called FROM idem.key_history('t-forensic2', 'step-before-charge');

@@ -23,6 +23,13 @@ SELECT idem.can_transition('order', 'created', 'confirmed', '{"stock_available":
 SELECT expect_error($$SELECT idem.check_transition('order', 'created', 'confirmed', '{"stock_available": false}')$$) AS no_stock;
 SELECT expect_error($$SELECT idem.check_transition('order', 'created', 'cancelled', '{"captured": true}')$$) AS captured;
 SELECT error_hint($$SELECT idem.check_transition('order', 'shipped', 'refunded')$$) AS hint;
+-- A row that says something other than a boolean does not pass (it cannot show the condition);
+-- row_data must be an object.
+SELECT idem.can_transition('order', 'created', 'confirmed', '{"stock_available": "maybe"}') AS maybe_in_stock,
+       idem.can_transition('order', 'created', 'cancelled', '{"captured": "x"}') AS maybe_captured,
+       idem.can_transition('order', 'created', 'cancelled', '{"captured": false}') AS not_captured;
+SELECT expect_error($$SELECT idem.can_transition('order', 'created', 'confirmed', 'null')$$) AS null_row;
+SELECT expect_error($$SELECT idem.can_transition('order', 'created', 'confirmed', '[1, 2]')$$) AS array_row;
 
 -- Unknown names are their own errors; NULL arguments are refused.
 SELECT expect_error($$SELECT idem.can_transition('invoice', 'open', 'paid')$$) AS unknown_machine;
@@ -87,7 +94,7 @@ UPDATE orders SET status = 'refunded' WHERE order_id = 'ord-3';
 UPDATE orders SET stock_available = false WHERE order_id = 'ord-1';
 UPDATE orders SET status = 'shipped' WHERE order_id = 'ord-1';
 SELECT order_id, status FROM orders ORDER BY order_id;
-SELECT machine, relid, row_key, from_state, to_state, guard_name, guard_result, outcome
+SELECT machine, relid, table_name, row_key, from_state, to_state, guard_name, guard_result, outcome
   FROM idem.transition_log ORDER BY log_id;
 
 -- Skip mode: a refused transition leaves the row unchanged, the statement goes on, and the
@@ -118,5 +125,8 @@ DROP TRIGGER bad_args_t ON bad_args;
 CREATE TABLE gen_status (id int, raw text, st text GENERATED ALWAYS AS (raw) STORED);
 CREATE TRIGGER gen_status_t BEFORE INSERT OR UPDATE ON gen_status FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st');
 SELECT expect_error($$INSERT INTO gen_status (id, raw) VALUES (1, 'created')$$) AS generated_column;
-DROP TABLE bad_args, gen_status;
+CREATE TEMP TABLE temp_orders (id text, st text);
+CREATE TRIGGER temp_orders_t BEFORE INSERT OR UPDATE ON temp_orders FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st', 'id');
+SELECT expect_error($$INSERT INTO temp_orders VALUES ('victim-order', 'created')$$) AS temp_table;
+DROP TABLE bad_args, gen_status, temp_orders;
 SELECT expect_error($$SELECT idem.enforce_transitions()$$) AS called_directly;
