@@ -41,10 +41,11 @@ Decision decide(std::string_view machine, std::string_view from, std::string_vie
   return {false, machines::guard_refusal(machine, from, to, name), name, 0};
 }
 
-std::string required_text(FunctionCallInfo fcinfo, int n, const char* what) {
+// Detoasts (may elog): called for every argument before any C++ object lives in the caller.
+std::string_view required_text(FunctionCallInfo fcinfo, int n, const char* what) {
   const auto v = datum::text_arg(fcinfo, n);
   if (!v) throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " must not be NULL");
-  return std::string(*v);
+  return *v;
 }
 
 // The row a guard is asked about: a JSON object, or none.
@@ -59,17 +60,17 @@ Datum row_arg(FunctionCallInfo fcinfo, int n) {
 
 Datum can_transition(FunctionCallInfo fcinfo) {
   const Datum row = row_arg(fcinfo, 3);
-  const std::string machine = required_text(fcinfo, 0, "machine");
-  const std::string from = required_text(fcinfo, 1, "from_state");
-  const std::string to = required_text(fcinfo, 2, "to_state");
+  const std::string_view machine = required_text(fcinfo, 0, "machine");
+  const std::string_view from = required_text(fcinfo, 1, "from_state");
+  const std::string_view to = required_text(fcinfo, 2, "to_state");
   return BoolGetDatum(decide(machine, from, to, row).allowed);
 }
 
 Datum check_transition(FunctionCallInfo fcinfo) {
   const Datum row = row_arg(fcinfo, 3);
-  const std::string machine = required_text(fcinfo, 0, "machine");
-  const std::string from = required_text(fcinfo, 1, "from_state");
-  const std::string to = required_text(fcinfo, 2, "to_state");
+  const std::string_view machine = required_text(fcinfo, 0, "machine");
+  const std::string_view from = required_text(fcinfo, 1, "from_state");
+  const std::string_view to = required_text(fcinfo, 2, "to_state");
   const Decision d = decide(machine, from, to, row);
   if (!d.allowed) {
     throw Error(ErrorCode::InvalidTransition, d.refusal, "Read the record again: its state forbids this operation.");
