@@ -1,4 +1,5 @@
--- The demo's script: one checkout, retried, raced, reused with another body, and crashed.
+-- The demo's script: one checkout, retried, raced, reused with another body, and crashed; an order
+-- guarded by the order state machine; and the audit trail an operator reads.
 \pset footer off
 \set SHOW_CONTEXT never
 \pset null '-'
@@ -58,7 +59,8 @@ SELECT outcome, attempt AS new_token, recovery_point, recovery_data FROM idem.ac
 SELECT idem.complete(:'capture', :first_token, 200, '{}', 'stale');
 \set ON_ERROR_STOP on
 \echo '   The new holder verifies charge ch_77 with the processor (no second charge) and completes:'
-SELECT 'stored' AS complete FROM idem.complete(:'capture', :new_token, 200, '{}', convert_to('{"charge_id":"ch_77","status":"paid"}', 'UTF8'));
+SELECT 'stored' AS complete FROM idem.complete(:'capture', :new_token, 200, '{}', convert_to('{"charge_id":"ch_77","status":"paid"}', 'UTF8'),
+                                               handler_response => '{"charge_id":"ch_77"}', local_status => 'paid');
 SELECT status, attempt = :new_token AS completed_by_new_holder, recovery_point, convert_from(response_body, 'UTF8') AS stored_response FROM idem.keys WHERE client_key = 'capture-7d3f0a9e-5b1c-4e2a';
 
 \echo
@@ -68,3 +70,23 @@ SELECT idem.acquire('acme', 'short', '{}'::jsonb);
 SELECT idem.acquire('acme', 'a-valid-key-but-duplicate-json', '{"a":1,"a":2}'::text);
 \set ON_ERROR_STOP on
 SELECT count(*) AS key_records FROM idem.keys;
+
+\echo
+\echo '8. Orders move forward only: a state machine guards the status column, and logs every move'
+CREATE TABLE order_status (order_id text PRIMARY KEY, status text NOT NULL);
+CREATE TRIGGER order_status_forward_only BEFORE INSERT OR UPDATE OF status ON order_status
+  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'status', 'order_id');
+INSERT INTO order_status VALUES ('ord_1001', 'created');
+UPDATE order_status SET status = 'confirmed' WHERE order_id = 'ord_1001';
+UPDATE order_status SET status = 'shipped' WHERE order_id = 'ord_1001';
+\echo '   A refund of a shipped order is refused (shipped is terminal):'
+\set ON_ERROR_STOP off
+UPDATE order_status SET status = 'refunded' WHERE order_id = 'ord_1001';
+\set ON_ERROR_STOP on
+SELECT from_state, to_state, outcome FROM idem.transition_log WHERE row_key = 'ord_1001' ORDER BY log_id;
+
+\echo
+\echo '9. The operator on call: did we charge twice? (no: both attempts name the same charge) What happened under the key?'
+SELECT count(*) AS double_charges FROM idem.double_charges();
+SELECT outcome, mutation_type, generation, handler_called, handler_response ->> 'charge_id' AS charge, retry_count
+  FROM idem.key_history('acme', 'capture-7d3f0a9e-5b1c-4e2a');
