@@ -199,7 +199,7 @@ DECLARE
   v_ms    bigint := ceil(extract(epoch FROM p_deadline - clock_timestamp()) * 1000);
   v_saved text := current_setting('lock_timeout');
 BEGIN
-  IF v_ms <= 0 THEN RETURN false; END IF;
+  IF v_ms IS NULL OR v_ms <= 0 THEN RETURN false; END IF;  -- no deadline: not a waiter
   BEGIN
     PERFORM set_config('lock_timeout', v_ms || 'ms', true);
     PERFORM idem._wait_lock_key(p_lock);
@@ -250,7 +250,8 @@ BEGIN
   -- Only READ COMMITTED can see a holder finish (a new snapshot per statement); an older snapshot
   -- answers at once rather than wait for a result it could not read.
   v_wait := p_on_busy = 'wait' AND current_setting('transaction_isolation') = 'read committed';
-  v_deadline := clock_timestamp() + idem._wait_timeout();
+  -- Only a waiter needs a deadline (reject mode reads no setting for it).
+  v_deadline := CASE WHEN v_wait THEN clock_timestamp() + idem._wait_timeout() END;
   res.handle := idem._handle(p_tenant, p_digest);
 
   LOOP

@@ -280,7 +280,8 @@ BEGIN
   -- Only READ COMMITTED can see a holder finish (a new snapshot per statement); an older snapshot
   -- answers at once rather than wait for a result it could not read.
   v_wait := p_on_busy = 'wait' AND current_setting('transaction_isolation') = 'read committed';
-  v_deadline := clock_timestamp() + idem._wait_timeout();
+  -- Only a waiter needs a deadline (reject mode reads no setting for it).
+  v_deadline := CASE WHEN v_wait THEN clock_timestamp() + idem._wait_timeout() END;
   res.handle := idem._handle(p_tenant, p_digest);
 
   LOOP
