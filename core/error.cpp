@@ -33,6 +33,11 @@ constexpr ErrorInfo kErrors[] = {
     {ErrorCode::MachineUnknown, "ERR_MACHINE_UNKNOWN", "IK016"},
     {ErrorCode::StateUnknown, "ERR_STATE_UNKNOWN", "IK017"},
     {ErrorCode::AuditAppendOnly, "ERR_AUDIT_APPEND_ONLY", "IK018"},
+    {ErrorCode::OutboxTopicUnknown, "ERR_OUTBOX_TOPIC_UNKNOWN", "IK019"},
+    {ErrorCode::OutboxConsumerUnknown, "ERR_OUTBOX_CONSUMER_UNKNOWN", "IK020"},
+    {ErrorCode::OutboxEventUnknown, "ERR_OUTBOX_EVENT_UNKNOWN", "IK021"},
+    {ErrorCode::OutboxNotClaimed, "ERR_OUTBOX_NOT_CLAIMED", "IK022"},
+    {ErrorCode::OutboxClaimTokenMismatch, "ERR_OUTBOX_CLAIM_TOKEN_MISMATCH", "IK023"},
     {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
     {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},
 };

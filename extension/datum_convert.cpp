@@ -81,4 +81,17 @@ Datum bytea_datum(const hash::Digest& digest) {
   });
 }
 
+Datum text_array_datum(const std::vector<std::string>& items) {
+  for (const std::string& item : items) {
+    if (item.size() > MaxAllocSize - VARHDRSZ) throw Error(ErrorCode::PayloadTooLarge, "array element exceeds 1 GB");
+  }
+  return pg::guarded([&] {
+    Datum* elems = static_cast<Datum*>(palloc(sizeof(Datum) * (items.size() + 1)));
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      elems[i] = PointerGetDatum(cstring_to_text_with_len(items[i].data(), static_cast<int>(items[i].size())));
+    }
+    return PointerGetDatum(construct_array(elems, static_cast<int>(items.size()), TEXTOID, -1, false, TYPALIGN_INT));
+  });
+}
+
 }  // namespace idem::datum

@@ -1,0 +1,117 @@
+// The outbox's commit sequencing (docs/outbox.md): every (tenant, topic) an emitting transaction
+// wrote to is locked at commit, in one global order, and holds its lock until the commit is
+// visible; the position the sequencing trigger draws under that lock is therefore the commit
+// order of the group. This file keeps the groups a transaction emitted to and takes their locks.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/keys/key_validation.hpp"
+#include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
+
+namespace idem {
+namespace {
+
+struct Group {
+  std::string tenant;
+  std::string topic;
+  uint64 lock_key;
+  bool operator<(const Group& o) const {
+    if (lock_key != o.lock_key) return lock_key < o.lock_key;
+    if (tenant != o.tenant) return tenant < o.tenant;
+    return topic < o.topic;
+  }
+  bool operator==(const Group& o) const { return tenant == o.tenant && topic == o.topic; }
+};
+
+// The groups this backend's current transaction emitted to. A group noted in a subtransaction
+// that rolled back stays: locking one group too many costs a wait, never an event.
+std::vector<Group> noted_groups;
+LocalTransactionId noted_in = InvalidLocalTransactionId;
+
+std::vector<Group>& groups_of_this_transaction() {
+  if (noted_in != MyProc->lxid) {
+    noted_groups.clear();
+    noted_in = MyProc->lxid;
+  }
+  return noted_groups;
+}
+
+uint64 group_lock_key(const std::string& tenant, const std::string& topic) {
+  std::string bytes = tenant;
+  bytes.push_back('\0');  // neither part holds a NUL (text), so the pair is unambiguous
+  bytes += topic;
+  return pg::guarded([&] {
+    return static_cast<uint64>(hash_bytes_extended(reinterpret_cast<const unsigned char*>(bytes.data()),
+                                                   static_cast<int>(bytes.size()), 0x6f7574626f78ULL));
+  });
+}
+
+// A group's lock: a transaction-level advisory lock in our own tag space (field4 = 4; keys use 3,
+// SQL's pg_advisory_* use 1 and 2). Two groups that share a hash share a lock: more waiting, no
+// lost event (the trigger checks its own commit row by the exact group).
+LOCKTAG group_lock_tag(uint64 key) {
+  LOCKTAG tag;
+  SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(key >> 32), static_cast<uint32>(key), 4);
+  return tag;
+}
+
+std::string_view required(const std::optional<std::string_view>& value, const char* what) {
+  if (!value) throw Error(ErrorCode::ArgumentInvalid, std::string(what) + " must not be NULL");
+  return *value;
+}
+
+void note(std::string tenant, std::string topic) {
+  std::vector<Group>& groups = groups_of_this_transaction();
+  for (const Group& g : groups) {
+    if (g.tenant == tenant && g.topic == topic) return;
+  }
+  const uint64 key = group_lock_key(tenant, topic);
+  groups.push_back(Group{std::move(tenant), std::move(topic), key});
+}
+
+// _outbox_note(tenant, topic, key): check what emit stores beside the payload and remember the
+// group for the commit-time lock.
+Datum outbox_note(FunctionCallInfo fcinfo) {
+  // Every argument is detoasted before a C++ object lives in this frame.
+  const auto tenant = datum::text_arg(fcinfo, 0);
+  const auto topic = datum::text_arg(fcinfo, 1);
+  const auto key = datum::text_arg(fcinfo, 2);
+  keys::validate_scope_part(required(tenant, "tenant"), "tenant", keys::kMaxTenantBytes, false);
+  if (key) keys::validate_scope_part(*key, "key", keys::kMaxScopePartBytes, false);
+  note(std::string(*tenant), std::string(required(topic, "topic")));
+  PG_RETURN_VOID();
+}
+
+// _outbox_lock_groups(tenant, topic) -> text[] {tenant1, topic1, tenant2, topic2, ...}: lock every
+// group this transaction emitted to (and this one), waiting, in one order shared by all backends
+// so two committers never wait on each other in a circle; returns the groups in that order.
+Datum outbox_lock_groups(FunctionCallInfo fcinfo) {
+  const auto tenant = datum::text_arg(fcinfo, 0);
+  const auto topic = datum::text_arg(fcinfo, 1);
+  note(std::string(required(tenant, "tenant")), std::string(required(topic, "topic")));
+  std::vector<Group> groups = groups_of_this_transaction();
+  std::sort(groups.begin(), groups.end());
+  std::vector<std::string> flat;
+  flat.reserve(groups.size() * 2);
+  for (const Group& g : groups) {
+    const LOCKTAG tag = group_lock_tag(g.lock_key);
+    pg::guarded([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+    flat.push_back(g.tenant);
+    flat.push_back(g.topic);
+  }
+  return datum::text_array_datum(flat);
+}
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_outbox_note);
+Datum idem_outbox_note(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_note, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_outbox_lock_groups);
+Datum idem_outbox_lock_groups(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_lock_groups, fcinfo); }
+}

@@ -1,0 +1,838 @@
+-- pg_idempotency 0.2.0 -> 0.3.0: the transactional outbox (docs/outbox.md). idem.emit writes an
+-- event in the caller's transaction; at its commit the event's (tenant, topic) group is sequenced
+-- under a lock held until the commit is visible, so positions are commit order; consumers claim
+-- a group's events in that order without blocking, apply each effect once (consume_once) and ack.
+\echo Use "ALTER EXTENSION pg_idempotency UPDATE TO '0.3.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------------------------
+-- Registry: topics and the consumers (named subscriptions, each with any number of workers).
+
+CREATE TABLE idem.outbox_topics (
+  topic       text COLLATE "C" PRIMARY KEY CHECK (topic ~ '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$'),
+  description text NOT NULL DEFAULT '',
+  created_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE idem.outbox_topics IS 'Outbox topics; idem.emit refuses any other (ERR_OUTBOX_TOPIC_UNKNOWN). Add with idem.create_topic.';
+
+CREATE TABLE idem.outbox_consumers (
+  consumer     text COLLATE "C" PRIMARY KEY CHECK (consumer ~ '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$'),
+  max_attempts integer NOT NULL CHECK (max_attempts BETWEEN 1 AND 1000),
+  created_at   timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE idem.outbox_consumers IS
+  'Outbox consumers: every consumer gets every event of its topics; its workers share them (one claim per group at a time). Add with idem.create_consumer.';
+
+CREATE TABLE idem.outbox_subscriptions (
+  consumer text COLLATE "C" NOT NULL REFERENCES idem.outbox_consumers ON DELETE CASCADE,
+  topic    text COLLATE "C" NOT NULL REFERENCES idem.outbox_topics,
+  PRIMARY KEY (consumer, topic)
+);
+
+-- Event ids and commit positions are drawn from one sequence. CACHE must stay 1: a backend's
+-- cached values would let a later committer draw a lower position.
+CREATE SEQUENCE idem.outbox_seq AS bigint CACHE 1;
+
+-- ---------------------------------------------------------------------------------------------
+-- The log. Events are never updated; a transaction's events of one group share the commit row
+-- drawn at its commit, and (position, event_id) is the group's delivery order.
+
+CREATE TABLE idem.outbox_events (
+  tenant_id  text COLLATE "C" NOT NULL,
+  topic      text COLLATE "C" NOT NULL,
+  xid        xid8 NOT NULL,
+  event_id   bigint NOT NULL,
+  key        text COLLATE "C",
+  payload    jsonb NOT NULL,
+  emitted_at timestamptz NOT NULL,
+  PRIMARY KEY (tenant_id, topic, xid, event_id)
+);
+CREATE INDEX outbox_events_by_id ON idem.outbox_events (event_id);
+COMMENT ON TABLE idem.outbox_events IS 'Outbox events, written by idem.emit in the caller''s transaction; never updated.';
+
+CREATE TABLE idem.outbox_commits (
+  tenant_id    text COLLATE "C" NOT NULL,
+  topic        text COLLATE "C" NOT NULL,
+  position     bigint NOT NULL,
+  xid          xid8 NOT NULL,
+  committed_at timestamptz NOT NULL,
+  PRIMARY KEY (tenant_id, topic, position),
+  UNIQUE (tenant_id, topic, xid)
+);
+COMMENT ON TABLE idem.outbox_commits IS
+  'One row per emitting transaction and group, drawn at its commit under the group''s lock: position order is commit order within (tenant, topic).';
+
+CREATE TABLE idem.outbox_groups (
+  tenant_id  text COLLATE "C" NOT NULL,
+  topic      text COLLATE "C" NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, topic)
+);
+COMMENT ON TABLE idem.outbox_groups IS 'Every (tenant, topic) that ever committed an event; claims discover new groups here.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Delivery state: one cursor per consumer and group, updated once per claim and once per ack
+-- call (no indexed column changes, so the updates are HOT).
+
+CREATE TABLE idem.outbox_cursors (
+  tenant_id          text COLLATE "C" NOT NULL,
+  consumer           text COLLATE "C" NOT NULL,
+  topic              text COLLATE "C" NOT NULL,
+  acked_position     bigint NOT NULL DEFAULT 0,   -- the last acked event, (position, event_id)
+  acked_event_id     bigint NOT NULL DEFAULT 0,
+  delivered_position bigint NOT NULL DEFAULT 0,   -- the last event ever handed out
+  delivered_event_id bigint NOT NULL DEFAULT 0,
+  claim_token        uuid,                        -- the open claim: its token, deadline and the
+  claim_until        timestamptz,                 -- events not yet acked past the prefix, in order
+  claim_events       bigint[],
+  claim_positions    bigint[],
+  claim_acked        bigint[],                    -- acked out of order (the prefix has moved on)
+  last_token         uuid,                        -- the newest claim's token (re-acks are no-ops)
+  head_event_id      bigint,                      -- the oldest unacked event and its failures
+  head_attempts      integer NOT NULL DEFAULT 0,
+  head_error         text,
+  not_before         timestamptz,                 -- after a nack: when the group may be claimed
+  last_claimed_at    timestamptz,
+  PRIMARY KEY (tenant_id, consumer, topic),
+  CHECK ((claim_events IS NULL) = (claim_token IS NULL)),
+  CHECK ((claim_events IS NULL) = (claim_until IS NULL))
+);
+CREATE INDEX outbox_cursors_by_consumer ON idem.outbox_cursors (consumer, topic);
+COMMENT ON TABLE idem.outbox_cursors IS 'Per consumer and (tenant, topic) group: how far it is acked and the open claim.';
+
+CREATE TABLE idem.outbox_dead_letters (
+  tenant_id           text COLLATE "C" NOT NULL,
+  consumer            text COLLATE "C" NOT NULL,
+  event_id            bigint NOT NULL,
+  topic               text COLLATE "C" NOT NULL,
+  key                 text COLLATE "C",
+  payload             jsonb NOT NULL,
+  position            bigint NOT NULL,
+  emitted_at          timestamptz NOT NULL,
+  committed_at        timestamptz NOT NULL,
+  attempts            integer NOT NULL,
+  last_error          text,
+  dead_at             timestamptz NOT NULL,
+  replay_requested_at timestamptz,
+  claim_token         uuid,
+  claim_until         timestamptz,
+  resolved_at         timestamptz,
+  resolution          text CHECK (resolution IN ('replayed', 'discarded')),
+  resolution_note     text,
+  PRIMARY KEY (tenant_id, consumer, event_id),
+  CHECK ((resolved_at IS NULL) = (resolution IS NULL))
+);
+CREATE INDEX outbox_dead_letters_replays ON idem.outbox_dead_letters (consumer, topic)
+  WHERE replay_requested_at IS NOT NULL AND resolved_at IS NULL;
+COMMENT ON TABLE idem.outbox_dead_letters IS
+  'Events a consumer failed max_attempts times, with the last error; the group moved on past them. idem.outbox_replay hands one out again, idem.outbox_discard closes it.';
+
+CREATE TABLE idem.outbox_consumed (
+  tenant_id   text COLLATE "C" NOT NULL,
+  consumer    text COLLATE "C" NOT NULL,
+  event_id    bigint NOT NULL,
+  consumed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (tenant_id, consumer, event_id)
+);
+COMMENT ON TABLE idem.outbox_consumed IS 'One row per event a consumer applied (idem.consume_once), written in the consumer''s own transaction.';
+
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_topics', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_consumers', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_subscriptions', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_events', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_commits', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_groups', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_cursors', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_dead_letters', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_consumed', '');
+
+-- ---------------------------------------------------------------------------------------------
+-- C helpers (extension/outbox_functions.cpp).
+
+CREATE FUNCTION idem._outbox_note(tenant text, topic text, key text) RETURNS void
+  AS 'MODULE_PATHNAME', 'idem_outbox_note' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION idem._outbox_note(text, text, text) IS
+  'Checks an event''s tenant and key and remembers its group for the commit-time lock.';
+CREATE FUNCTION idem._outbox_lock_groups(tenant text, topic text) RETURNS text[]
+  AS 'MODULE_PATHNAME', 'idem_outbox_lock_groups' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION idem._outbox_lock_groups(text, text) IS
+  'Locks every group this transaction emitted to, in one global order, until it ends; returns {tenant, topic, ...} in that order.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Registering topics and consumers.
+
+CREATE FUNCTION idem.create_topic(topic text, description text DEFAULT '') RETURNS boolean
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF topic IS NULL OR topic !~ '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('topic %s is not a topic name: 1-200 of A-Z a-z 0-9 . _ : -, starting with a letter or digit', coalesce(quote_literal(topic), 'NULL')));
+  END IF;
+  INSERT INTO idem.outbox_topics AS t (topic, description) VALUES (create_topic.topic, coalesce(description, ''))
+    ON CONFLICT ON CONSTRAINT outbox_topics_pkey DO NOTHING;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION idem.create_topic(text, text) IS 'Registers an outbox topic; false when it already exists.';
+
+CREATE FUNCTION idem.create_consumer(consumer text, topics text[], max_attempts integer DEFAULT 5) RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_missing text;
+BEGIN
+  IF consumer IS NULL OR consumer !~ '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('consumer %s is not a consumer name: 1-200 of A-Z a-z 0-9 . _ : -, starting with a letter or digit', coalesce(quote_literal(consumer), 'NULL')));
+  END IF;
+  IF topics IS NULL OR cardinality(topics) = 0 OR array_position(topics, NULL) IS NOT NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'topics must be a non-empty array without NULLs');
+  END IF;
+  IF max_attempts IS NULL OR max_attempts NOT BETWEEN 1 AND 1000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('max_attempts must be 1..1000, got %s', coalesce(max_attempts::text, 'NULL')));
+  END IF;
+  SELECT t INTO v_missing FROM unnest(topics) AS t
+   WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_topics o WHERE o.topic = t) LIMIT 1;
+  IF v_missing IS NOT NULL THEN
+    PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN', format('no outbox topic %L', v_missing),
+      'Create it first: SELECT idem.create_topic(''' || v_missing || ''');');
+  END IF;
+  INSERT INTO idem.outbox_consumers AS c (consumer, max_attempts) VALUES (create_consumer.consumer, create_consumer.max_attempts)
+    ON CONFLICT ON CONSTRAINT outbox_consumers_pkey DO UPDATE SET max_attempts = EXCLUDED.max_attempts;
+  INSERT INTO idem.outbox_subscriptions (consumer, topic)
+    SELECT DISTINCT create_consumer.consumer, t FROM unnest(topics) AS t
+    ON CONFLICT DO NOTHING;
+END $$;
+COMMENT ON FUNCTION idem.create_consumer(text, text[], integer) IS
+  'Registers a consumer (or adds topics to it): it gets every event of its topics, from the oldest one retained.';
+
+-- ---------------------------------------------------------------------------------------------
+-- emit, and its commit-time sequencing.
+
+CREATE FUNCTION idem.emit(tenant text, topic text, payload jsonb, key text DEFAULT NULL) RETURNS bigint
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  v_id bigint;
+BEGIN
+  PERFORM idem._outbox_note(tenant, topic, key);
+  IF NOT EXISTS (SELECT 1 FROM idem.outbox_topics t WHERE t.topic = emit.topic) THEN
+    PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN', format('no outbox topic %L', emit.topic),
+      'Create it once with idem.create_topic(topic); topics are registered so a typo cannot emit into nowhere.');
+  END IF;
+  IF payload IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'payload must not be NULL (use ''{}''::jsonb for an empty event)');
+  END IF;
+  IF pg_column_size(payload) > coalesce(pg_size_bytes(current_setting('idem.max_payload_bytes', true)), 1048576) THEN
+    PERFORM idem._raise('ERR_PAYLOAD_TOO_LARGE',
+      format('event payload of %s bytes exceeds idem.max_payload_bytes (%s)', pg_column_size(payload),
+             current_setting('idem.max_payload_bytes', true)),
+      'Emit a reference to the data (an order id) rather than the data itself.');
+  END IF;
+  INSERT INTO idem.outbox_events (tenant_id, topic, xid, event_id, key, payload, emitted_at)
+    VALUES (tenant, topic, pg_current_xact_id(), nextval('idem.outbox_seq'), key, payload, clock_timestamp())
+    RETURNING event_id INTO v_id;
+  RETURN v_id;
+END $$;
+COMMENT ON FUNCTION idem.emit(text, text, jsonb, text) IS
+  'Writes an outbox event in the caller''s transaction (it exists if and only if that transaction commits); returns its id.';
+
+-- Fires for every event at its transaction's commit (a deferred constraint trigger, enabled even
+-- under session_replication_role = replica). The first firing locks all of the transaction's
+-- groups and draws their positions; the lock is held until the commit is visible, so the next
+-- committer of a group draws a higher position only after this one can be read.
+CREATE FUNCTION idem._outbox_sequence() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  g text[];
+BEGIN
+  -- Only this transaction's own events: rows a restore copies in bring their commit rows along.
+  IF NEW.xid <> pg_current_xact_id() THEN
+    RETURN NULL;
+  END IF;
+  IF EXISTS (SELECT 1 FROM idem.outbox_commits c
+              WHERE c.tenant_id = NEW.tenant_id AND c.topic = NEW.topic AND c.xid = NEW.xid) THEN
+    RETURN NULL;
+  END IF;
+  g := idem._outbox_lock_groups(NEW.tenant_id, NEW.topic);
+  FOR i IN 1 .. cardinality(g) / 2 LOOP
+    INSERT INTO idem.outbox_commits (tenant_id, topic, position, xid, committed_at)
+      SELECT g[2 * i - 1], g[2 * i], nextval('idem.outbox_seq'), NEW.xid, clock_timestamp()
+       WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_commits c
+                          WHERE c.tenant_id = g[2 * i - 1] AND c.topic = g[2 * i] AND c.xid = NEW.xid);
+    IF FOUND THEN
+      INSERT INTO idem.outbox_groups (tenant_id, topic) VALUES (g[2 * i - 1], g[2 * i]) ON CONFLICT DO NOTHING;
+      PERFORM pg_notify('idem_outbox', g[2 * i]);
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER outbox_events_sequence AFTER INSERT ON idem.outbox_events
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION idem._outbox_sequence();
+ALTER TABLE idem.outbox_events ENABLE ALWAYS TRIGGER outbox_events_sequence;
+
+-- ---------------------------------------------------------------------------------------------
+-- Shared checks of the consumer calls.
+
+CREATE FUNCTION idem._outbox_consumer(p_consumer text) RETURNS idem.outbox_consumers
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r idem.outbox_consumers;
+BEGIN
+  SELECT * INTO r FROM idem.outbox_consumers c WHERE c.consumer = p_consumer;
+  IF NOT FOUND THEN
+    PERFORM idem._raise('ERR_OUTBOX_CONSUMER_UNKNOWN', format('no outbox consumer %s', coalesce(quote_literal(p_consumer), 'NULL')),
+      'Register it once with idem.create_consumer(consumer, topics).');
+  END IF;
+  RETURN r;
+END $$;
+
+-- The event p_event_id as (tenant, topic, position), checked to belong to a topic of p_consumer.
+CREATE FUNCTION idem._outbox_event(p_consumer text, p_event_id bigint,
+                                   OUT tenant_id text, OUT topic text, OUT commit_position bigint)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+BEGIN
+  SELECT e.tenant_id, e.topic, c.position INTO tenant_id, topic, commit_position
+    FROM idem.outbox_events e
+    LEFT JOIN idem.outbox_commits c ON c.tenant_id = e.tenant_id AND c.topic = e.topic AND c.xid = e.xid
+   WHERE e.event_id = p_event_id;
+  IF NOT FOUND THEN
+    PERFORM idem._raise('ERR_OUTBOX_EVENT_UNKNOWN', format('no outbox event %s (never emitted, rolled back, or purged)', coalesce(p_event_id::text, 'NULL')));
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM idem.outbox_subscriptions s WHERE s.consumer = p_consumer AND s.topic = _outbox_event.topic) THEN
+    PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
+      format('event %s is on topic %L, which consumer %L does not subscribe to', p_event_id, _outbox_event.topic, p_consumer));
+  END IF;
+END $$;
+
+-- ---------------------------------------------------------------------------------------------
+-- claim: never waits. Replays an operator asked for come first, then groups in the order they
+-- were last served; each group's events go out in commit order, to one claim at a time.
+
+CREATE FUNCTION idem.claim(consumer text, topics text[] DEFAULT NULL, batch integer DEFAULT 100,
+                           visibility interval DEFAULT '30 seconds')
+  RETURNS TABLE (event_id bigint, tenant_id text, topic text, key text, payload jsonb,
+                 emitted_at timestamptz, committed_at timestamptz, attempt integer,
+                 redelivered boolean, token uuid)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  v_consumer idem.outbox_consumers;
+  v_topics text[];
+  v_unknown text;
+  v_now timestamptz := clock_timestamp();
+  v_until timestamptz;
+  v_token uuid := gen_random_uuid();
+  v_left integer;
+  cur idem.outbox_cursors;
+  d record;
+  v_ids bigint[];
+  v_positions bigint[];
+BEGIN
+  v_consumer := idem._outbox_consumer(consumer);
+  IF batch IS NULL OR batch NOT BETWEEN 1 AND 10000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..10000, got %s', coalesce(batch::text, 'NULL')));
+  END IF;
+  IF visibility IS NULL OR visibility <= interval '0' OR visibility > interval '12 hours' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('visibility must be a positive elapsed time of at most 12 hours, got %s', coalesce(visibility::text, 'NULL')));
+  END IF;
+  v_until := v_now + idem._elapsed(visibility);
+  IF topics IS NULL THEN
+    SELECT array_agg(s.topic ORDER BY s.topic) INTO v_topics FROM idem.outbox_subscriptions s WHERE s.consumer = claim.consumer;
+  ELSE
+    SELECT t INTO v_unknown FROM unnest(topics) AS t
+     WHERE t IS NULL OR NOT EXISTS (SELECT 1 FROM idem.outbox_subscriptions s WHERE s.consumer = claim.consumer AND s.topic = t)
+     LIMIT 1;
+    IF FOUND THEN
+      PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN',
+        format('consumer %L does not subscribe to topic %s', claim.consumer, coalesce(quote_literal(v_unknown), 'NULL')),
+        'Subscribe with idem.create_consumer(consumer, topics), or pass NULL for all of its topics.');
+    END IF;
+    v_topics := topics;
+  END IF;
+  v_left := batch;
+
+  -- New groups get their cursor here, by one claim of the consumer at a time (a try-lock: a
+  -- claim never waits for another; the next one picks up what this one skipped).
+  IF idem._try_lock_key(hashtextextended('idem.outbox_discover:' || claim.consumer, 0)) THEN
+    INSERT INTO idem.outbox_cursors (tenant_id, consumer, topic)
+      SELECT g.tenant_id, claim.consumer, g.topic FROM idem.outbox_groups g
+       WHERE g.topic = ANY (v_topics)
+         AND NOT EXISTS (SELECT 1 FROM idem.outbox_cursors c
+                          WHERE c.tenant_id = g.tenant_id AND c.consumer = claim.consumer AND c.topic = g.topic)
+      ON CONFLICT DO NOTHING;
+  END IF;
+
+  -- Replays of dead letters.
+  FOR d IN SELECT * FROM idem.outbox_dead_letters x
+            WHERE x.consumer = claim.consumer AND x.topic = ANY (v_topics)
+              AND x.replay_requested_at IS NOT NULL AND x.resolved_at IS NULL
+              AND (x.claim_until IS NULL OR x.claim_until <= v_now)
+            ORDER BY x.replay_requested_at, x.event_id LIMIT v_left
+              FOR UPDATE SKIP LOCKED LOOP
+    UPDATE idem.outbox_dead_letters x SET claim_token = v_token, claim_until = v_until
+     WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
+    event_id := d.event_id; tenant_id := d.tenant_id; topic := d.topic; key := d.key; payload := d.payload;
+    emitted_at := d.emitted_at; committed_at := d.committed_at; attempt := d.attempts + 1;
+    redelivered := true; token := v_token;
+    RETURN NEXT;
+    v_left := v_left - 1;
+  END LOOP;
+
+  -- Groups with events past their cursor and no live claim.
+  FOR cur IN SELECT * FROM idem.outbox_cursors c
+              WHERE c.consumer = claim.consumer AND c.topic = ANY (v_topics)
+                AND (c.claim_until IS NULL OR c.claim_until <= v_now)
+                AND (c.not_before IS NULL OR c.not_before <= v_now)
+                AND EXISTS (SELECT 1 FROM idem.outbox_commits m JOIN idem.outbox_events e
+                              ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+                             WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= c.acked_position
+                               AND (m.position, e.event_id) > (c.acked_position, c.acked_event_id))
+              ORDER BY c.last_claimed_at NULLS FIRST, c.tenant_id, c.topic
+                FOR UPDATE SKIP LOCKED LOOP
+    EXIT WHEN v_left <= 0;
+    IF cur.claim_events IS NOT NULL THEN
+      -- Taking over a claim whose visibility ran out: it counts as a failure of its oldest event.
+      cur := idem._outbox_fail_head(v_consumer, cur, format('claim expired at %s without an ack', cur.claim_until), v_now);
+    END IF;
+    SELECT array_agg(n.event_id ORDER BY n.position, n.event_id), array_agg(n.position ORDER BY n.position, n.event_id)
+      INTO v_ids, v_positions
+      FROM (SELECT e.event_id, m.position FROM idem.outbox_commits m JOIN idem.outbox_events e
+                ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+             WHERE m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position >= cur.acked_position
+               AND (m.position, e.event_id) > (cur.acked_position, cur.acked_event_id)
+             ORDER BY m.position, e.event_id LIMIT v_left) n;
+    IF v_ids IS NULL THEN
+      -- Nothing left (its last event went to the dead letters just now): keep what changed.
+      UPDATE idem.outbox_cursors c SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
+             claim_token = NULL, claim_until = NULL, claim_events = NULL, claim_positions = NULL, claim_acked = NULL,
+             head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error
+       WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+      CONTINUE;
+    END IF;
+    UPDATE idem.outbox_cursors c
+       SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
+           claim_token = v_token, claim_until = v_until, claim_events = v_ids, claim_positions = v_positions,
+           claim_acked = '{}', last_token = v_token,
+           delivered_position = CASE WHEN (v_positions[cardinality(v_ids)], v_ids[cardinality(v_ids)])
+                                          > (cur.delivered_position, cur.delivered_event_id)
+                                     THEN v_positions[cardinality(v_ids)] ELSE cur.delivered_position END,
+           delivered_event_id = CASE WHEN (v_positions[cardinality(v_ids)], v_ids[cardinality(v_ids)])
+                                          > (cur.delivered_position, cur.delivered_event_id)
+                                     THEN v_ids[cardinality(v_ids)] ELSE cur.delivered_event_id END,
+           head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error,
+           not_before = NULL, last_claimed_at = v_now
+     WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+    RETURN QUERY
+      SELECT e.event_id, e.tenant_id, e.topic, e.key, e.payload, e.emitted_at, m.committed_at,
+             CASE WHEN e.event_id = cur.head_event_id THEN cur.head_attempts + 1 ELSE 1 END,
+             (m.position, e.event_id) <= (cur.delivered_position, cur.delivered_event_id), v_token
+        FROM unnest(v_ids, v_positions) WITH ORDINALITY AS u(id, pos, n)
+        JOIN idem.outbox_commits m ON m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position = u.pos
+        JOIN idem.outbox_events e ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid AND e.event_id = u.id
+       ORDER BY u.n;
+    v_left := v_left - cardinality(v_ids);
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION idem.claim(text, text[], integer, interval) IS
+  'Hands out up to batch events of the consumer''s topics, each group''s in commit order, under one token; never waits. Unacked after visibility, they go to the next claim.';
+
+-- A failure of the group's oldest unacked event (nack, or a claim that expired): count it, and
+-- past max_attempts move the event to the dead letters and the cursor past it. Returns the
+-- cursor as it must be written; the caller writes it.
+CREATE FUNCTION idem._outbox_fail_head(p_consumer idem.outbox_consumers, cur idem.outbox_cursors, p_error text,
+                                       p_now timestamptz) RETURNS idem.outbox_cursors
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  v_head bigint := cur.claim_events[1];
+  v_head_position bigint := cur.claim_positions[1];
+BEGIN
+  IF cur.head_event_id IS DISTINCT FROM v_head THEN
+    cur.head_event_id := v_head;
+    cur.head_attempts := 0;
+  END IF;
+  cur.head_attempts := cur.head_attempts + 1;
+  cur.head_error := left(p_error, 2000);
+  cur.claim_token := NULL; cur.claim_until := NULL;
+  cur.claim_events := NULL; cur.claim_positions := NULL; cur.claim_acked := NULL;
+  IF cur.head_attempts >= p_consumer.max_attempts THEN
+    INSERT INTO idem.outbox_dead_letters (tenant_id, consumer, event_id, topic, key, payload, position,
+                                          emitted_at, committed_at, attempts, last_error, dead_at)
+      SELECT e.tenant_id, cur.consumer, e.event_id, e.topic, e.key, e.payload, m.position, e.emitted_at,
+             m.committed_at, cur.head_attempts, cur.head_error, p_now
+        FROM idem.outbox_commits m JOIN idem.outbox_events e
+          ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+       WHERE m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position = v_head_position AND e.event_id = v_head;
+    cur.acked_position := v_head_position;
+    cur.acked_event_id := v_head;
+    cur.head_event_id := NULL; cur.head_attempts := 0; cur.head_error := NULL;
+    cur.not_before := NULL;
+  END IF;
+  RETURN cur;
+END $$;
+
+-- ---------------------------------------------------------------------------------------------
+-- ack / nack.
+
+-- Acks p_ids (all of one group) under p_token: the cursor moves over the acked prefix of the
+-- claim; acks beyond it wait in claim_acked. Events already behind the cursor under the newest
+-- token are acked again without effect.
+CREATE FUNCTION idem._outbox_ack_group(p_consumer text, p_tenant text, p_topic text, p_ids bigint[],
+                                       p_positions bigint[], p_token uuid) RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  cur idem.outbox_cursors;
+  v_acked bigint[];
+  v_n integer := 0;
+  i integer;
+BEGIN
+  SELECT * INTO cur FROM idem.outbox_cursors c
+   WHERE c.tenant_id = p_tenant AND c.consumer = p_consumer AND c.topic = p_topic FOR UPDATE;
+  FOR i IN 1 .. cardinality(p_ids) LOOP
+    IF cur.claim_events IS NOT NULL AND p_ids[i] = ANY (cur.claim_events) THEN
+      IF cur.claim_token <> p_token THEN
+        PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
+          format('event %s is claimed by consumer %L under another token: this claim expired and was taken over, or the token is wrong',
+                 p_ids[i], p_consumer),
+          'Stop working on this batch and claim again; effects guarded by idem.consume_once are applied once whoever acks.');
+      END IF;
+      v_n := v_n + 1;
+    ELSIF cur.tenant_id IS NOT NULL AND p_positions[i] IS NOT NULL
+          AND (p_positions[i], p_ids[i]) <= (cur.acked_position, cur.acked_event_id) AND cur.last_token = p_token THEN
+      NULL;  -- acked before under this same claim
+    ELSIF cur.claim_events IS NULL AND cur.last_token = p_token AND p_positions[i] IS NOT NULL
+          AND (p_positions[i], p_ids[i]) > (cur.acked_position, cur.acked_event_id) THEN
+      PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
+        format('event %s is no longer claimed by consumer %L: the claim was given back (nack) or taken over', p_ids[i], p_consumer),
+        'Claim again.');
+    ELSE
+      PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
+        format('event %s is not in an open claim of consumer %L under token %s', p_ids[i], p_consumer, p_token),
+        'Ack only events that idem.claim handed out under that token, before another claim takes them over.');
+    END IF;
+  END LOOP;
+  IF v_n = 0 THEN
+    RETURN 0;
+  END IF;
+  v_acked := ARRAY(SELECT DISTINCT x FROM unnest(cur.claim_acked || p_ids) AS x WHERE x = ANY (cur.claim_events));
+  i := 1;
+  WHILE i <= cardinality(cur.claim_events) AND cur.claim_events[i] = ANY (v_acked) LOOP
+    i := i + 1;
+  END LOOP;
+  IF i > 1 THEN
+    cur.acked_position := cur.claim_positions[i - 1];
+    cur.acked_event_id := cur.claim_events[i - 1];
+    IF cur.head_event_id = ANY (cur.claim_events[1:i - 1]) THEN
+      cur.head_event_id := NULL; cur.head_attempts := 0; cur.head_error := NULL;
+    END IF;
+  END IF;
+  IF i > cardinality(cur.claim_events) THEN
+    cur.claim_token := NULL; cur.claim_until := NULL;
+    cur.claim_events := NULL; cur.claim_positions := NULL; cur.claim_acked := NULL;
+  ELSE
+    cur.claim_acked := ARRAY(SELECT x FROM unnest(v_acked) AS x WHERE x = ANY (cur.claim_events[i:]));
+    cur.claim_events := cur.claim_events[i:];
+    cur.claim_positions := cur.claim_positions[i:];
+  END IF;
+  UPDATE idem.outbox_cursors c
+     SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
+         claim_token = cur.claim_token, claim_until = cur.claim_until, claim_events = cur.claim_events,
+         claim_positions = cur.claim_positions, claim_acked = cur.claim_acked,
+         head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error
+   WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+  RETURN v_n;
+END $$;
+
+CREATE FUNCTION idem.ack(consumer text, event_ids bigint[], token uuid) RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  g record;
+  v_n integer := 0;
+  v_missing bigint;
+BEGIN
+  PERFORM idem._outbox_consumer(consumer);
+  IF token IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'token must be the claim token idem.claim returned');
+  END IF;
+  IF event_ids IS NULL OR cardinality(event_ids) = 0 OR array_position(event_ids, NULL) IS NOT NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'event_ids must be a non-empty array without NULLs');
+  END IF;
+  SELECT x INTO v_missing FROM unnest(event_ids) AS x
+   WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_events e WHERE e.event_id = x) LIMIT 1;
+  IF FOUND THEN
+    PERFORM idem._outbox_event(consumer, v_missing);  -- raises ERR_OUTBOX_EVENT_UNKNOWN
+  END IF;
+  FOR g IN SELECT e.tenant_id, e.topic, array_agg(e.event_id ORDER BY e.event_id) AS ids,
+                  array_agg(m.position ORDER BY e.event_id) AS positions
+             FROM idem.outbox_events e
+             LEFT JOIN idem.outbox_commits m ON m.tenant_id = e.tenant_id AND m.topic = e.topic AND m.xid = e.xid
+            WHERE e.event_id = ANY (event_ids)
+            GROUP BY e.tenant_id, e.topic ORDER BY e.tenant_id, e.topic LOOP
+    IF NOT EXISTS (SELECT 1 FROM idem.outbox_subscriptions s WHERE s.consumer = ack.consumer AND s.topic = g.topic) THEN
+      PERFORM idem._outbox_event(consumer, g.ids[1]);  -- raises ERR_OUTBOX_NOT_CLAIMED
+    END IF;
+    IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
+                WHERE d.tenant_id = g.tenant_id AND d.consumer = ack.consumer AND d.event_id = ANY (g.ids)
+                  AND d.claim_token IS NOT NULL AND d.resolved_at IS NULL) THEN
+      v_n := v_n + idem._outbox_ack_replays(consumer, g.tenant_id, g.ids, token);
+    ELSE
+      v_n := v_n + idem._outbox_ack_group(consumer, g.tenant_id, g.topic, g.ids, g.positions, token);
+    END IF;
+  END LOOP;
+  RETURN v_n;
+END $$;
+COMMENT ON FUNCTION idem.ack(text, bigint[], uuid) IS
+  'Acknowledges claimed events (one update per group); returns how many were newly acked. Ack in the transaction of the effect when it is in this database.';
+
+CREATE FUNCTION idem.ack(consumer text, event_id bigint, token uuid) RETURNS void
+  LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT FROM idem.ack(consumer, ARRAY[event_id], token) $$;
+COMMENT ON FUNCTION idem.ack(text, bigint, uuid) IS 'Acknowledges one claimed event.';
+
+-- Replayed dead letters: acked by closing them.
+CREATE FUNCTION idem._outbox_ack_replays(p_consumer text, p_tenant text, p_ids bigint[], p_token uuid) RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  d record;
+  v_n integer := 0;
+BEGIN
+  FOR d IN SELECT * FROM idem.outbox_dead_letters x
+            WHERE x.tenant_id = p_tenant AND x.consumer = p_consumer AND x.event_id = ANY (p_ids)
+            ORDER BY x.event_id FOR UPDATE LOOP
+    IF d.resolved_at IS NOT NULL OR d.claim_token IS NULL THEN
+      PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED', format('dead letter %s of consumer %L is not claimed for replay', d.event_id, p_consumer));
+    ELSIF d.claim_token <> p_token THEN
+      PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
+        format('replay of event %s is claimed by consumer %L under another token', d.event_id, p_consumer), 'Claim again.');
+    END IF;
+    UPDATE idem.outbox_dead_letters x SET resolved_at = clock_timestamp(), resolution = 'replayed', claim_until = NULL
+     WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
+    v_n := v_n + 1;
+  END LOOP;
+  IF v_n <> cardinality(p_ids) THEN
+    PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED', 'a replayed event and an event of the group were acked together under one call; ack them apart');
+  END IF;
+  RETURN v_n;
+END $$;
+
+CREATE FUNCTION idem.nack(consumer text, event_id bigint, token uuid, error text, retry_in interval DEFAULT NULL) RETURNS text
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  v_consumer idem.outbox_consumers;
+  ev record;
+  cur idem.outbox_cursors;
+  d idem.outbox_dead_letters;
+  v_now timestamptz := clock_timestamp();
+  v_delay interval;
+BEGIN
+  v_consumer := idem._outbox_consumer(consumer);
+  IF token IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'token must be the claim token idem.claim returned');
+  END IF;
+  IF error IS NULL OR btrim(error) = '' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'error must say why the event failed (it is kept with a dead letter)');
+  END IF;
+  IF retry_in IS NOT NULL AND (retry_in < interval '0' OR retry_in > interval '1 day') THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('retry_in must be 0..1 day, got %s', retry_in));
+  END IF;
+  ev := idem._outbox_event(consumer, event_id);
+  SELECT * INTO d FROM idem.outbox_dead_letters x
+   WHERE x.tenant_id = ev.tenant_id AND x.consumer = nack.consumer AND x.event_id = nack.event_id FOR UPDATE;
+  IF FOUND AND d.claim_token IS NOT NULL AND d.resolved_at IS NULL THEN
+    IF d.claim_token <> token THEN
+      PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
+        format('replay of event %s is claimed by consumer %L under another token', event_id, consumer), 'Claim again.');
+    END IF;
+    UPDATE idem.outbox_dead_letters x
+       SET attempts = x.attempts + 1, last_error = left(error, 2000), replay_requested_at = NULL,
+           claim_token = NULL, claim_until = NULL
+     WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
+    RETURN 'dead_letter';
+  END IF;
+  SELECT * INTO cur FROM idem.outbox_cursors c
+   WHERE c.tenant_id = ev.tenant_id AND c.consumer = nack.consumer AND c.topic = ev.topic FOR UPDATE;
+  IF cur.claim_events IS NULL OR NOT (event_id = ANY (cur.claim_events)) THEN
+    PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
+      format('event %s is not in an open claim of consumer %L', event_id, consumer), 'Claim again.');
+  END IF;
+  IF cur.claim_token <> token THEN
+    PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
+      format('event %s is claimed by consumer %L under another token: this claim expired and was taken over, or the token is wrong', event_id, consumer),
+      'Stop working on this batch and claim again.');
+  END IF;
+  IF event_id = ANY (cur.claim_acked) OR event_id <> cur.claim_events[1] THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('event %s is not the oldest unacked event of its claim (%s): a group is processed in commit order, so ack or nack %s first',
+             event_id, cur.claim_events[1], cur.claim_events[1]));
+  END IF;
+  cur := idem._outbox_fail_head(v_consumer, cur, error, v_now);
+  IF cur.head_event_id IS NOT NULL THEN
+    v_delay := coalesce(retry_in, least(interval '1 second' * power(2, cur.head_attempts - 1), interval '5 minutes'));
+    cur.not_before := v_now + v_delay;
+  END IF;
+  UPDATE idem.outbox_cursors c
+     SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
+         claim_token = NULL, claim_until = NULL, claim_events = NULL, claim_positions = NULL, claim_acked = NULL,
+         head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error,
+         not_before = cur.not_before
+   WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+  RETURN CASE WHEN cur.head_event_id IS NULL THEN 'dead_letter' ELSE 'retry' END;
+END $$;
+COMMENT ON FUNCTION idem.nack(text, bigint, uuid, text, interval) IS
+  'Gives the claim back: the event failed with error. It is retried after retry_in (default 1 s doubling, at most 5 min); its max_attempts-th failure makes it a dead letter. Returns retry or dead_letter.';
+
+-- ---------------------------------------------------------------------------------------------
+-- consume_once: the consumer's own dedupe, in the transaction of its effect.
+
+CREATE FUNCTION idem.consume_once(consumer text, event_id bigint, token uuid DEFAULT NULL) RETURNS boolean
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  ev record;
+  cur record;
+BEGIN
+  PERFORM idem._outbox_consumer(consumer);
+  ev := idem._outbox_event(consumer, event_id);
+  IF token IS NOT NULL THEN
+    -- Fencing: hold the claim (a share lock until this transaction ends) so it cannot be taken
+    -- over while the effect commits; a claim already taken over refuses the effect.
+    SELECT c.claim_token, c.claim_events INTO cur FROM idem.outbox_cursors c
+     WHERE c.tenant_id = ev.tenant_id AND c.consumer = consume_once.consumer AND c.topic = ev.topic FOR SHARE;
+    IF NOT (FOUND AND cur.claim_token = token AND event_id = ANY (cur.claim_events)) THEN
+      PERFORM 1 FROM idem.outbox_dead_letters d
+       WHERE d.tenant_id = ev.tenant_id AND d.consumer = consume_once.consumer AND d.event_id = consume_once.event_id
+         AND d.claim_token = token AND d.resolved_at IS NULL FOR SHARE;
+      IF NOT FOUND THEN
+        PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
+          format('event %s is not claimed by consumer %L under token %s (expired and taken over, or acked)', event_id, consumer, token),
+          'Roll back this effect: another worker holds the event now.');
+      END IF;
+    END IF;
+  END IF;
+  INSERT INTO idem.outbox_consumed (tenant_id, consumer, event_id) VALUES (ev.tenant_id, consumer, event_id)
+    ON CONFLICT DO NOTHING;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION idem.consume_once(text, bigint, uuid) IS
+  'True the first time the consumer applies the event, false for a redelivery; call it in the transaction of the effect. With the claim token it also fences out a worker whose claim was taken over.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Operators: dead letters, lag and retention.
+
+CREATE FUNCTION idem.outbox_replay(consumer text, event_id bigint) RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+BEGIN
+  PERFORM idem._outbox_consumer(consumer);
+  UPDATE idem.outbox_dead_letters d SET replay_requested_at = clock_timestamp(), claim_token = NULL, claim_until = NULL
+   WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL;
+  IF NOT FOUND THEN
+    PERFORM idem._raise('ERR_OUTBOX_EVENT_UNKNOWN',
+      format('consumer %L has no open dead letter %s', consumer, coalesce(event_id::text, 'NULL')),
+      'SELECT * FROM idem.outbox_dead_letters WHERE resolved_at IS NULL lists them.');
+  END IF;
+END $$;
+COMMENT ON FUNCTION idem.outbox_replay(text, bigint) IS 'Hands a dead letter to the consumer again (at its next claim, before other events).';
+
+CREATE FUNCTION idem.outbox_discard(consumer text, event_id bigint, reason text) RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+BEGIN
+  PERFORM idem._outbox_consumer(consumer);
+  IF reason IS NULL OR btrim(reason) = '' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'reason must say why the dead letter is closed without being applied');
+  END IF;
+  UPDATE idem.outbox_dead_letters d
+     SET resolved_at = clock_timestamp(), resolution = 'discarded', resolution_note = reason, claim_token = NULL, claim_until = NULL
+   WHERE d.consumer = outbox_discard.consumer AND d.event_id = outbox_discard.event_id AND d.resolved_at IS NULL;
+  IF NOT FOUND THEN
+    PERFORM idem._raise('ERR_OUTBOX_EVENT_UNKNOWN', format('consumer %L has no open dead letter %s', consumer, coalesce(event_id::text, 'NULL')));
+  END IF;
+END $$;
+COMMENT ON FUNCTION idem.outbox_discard(text, bigint, text) IS 'Closes a dead letter without applying it, with the reason.';
+
+CREATE VIEW idem.outbox_lag AS
+SELECT s.consumer, s.topic,
+       coalesce(sum(b.backlog), 0)::bigint AS backlog,
+       min(b.oldest_committed_at) AS oldest_unacked_committed_at,
+       clock_timestamp() - min(b.oldest_committed_at) AS oldest_unacked_age,
+       count(c.tenant_id) FILTER (WHERE c.claim_until > clock_timestamp()) AS claimed_groups,
+       count(c.tenant_id) FILTER (WHERE c.head_attempts > 0) AS retrying_groups,
+       (SELECT count(*) FROM idem.outbox_dead_letters d
+         WHERE d.consumer = s.consumer AND d.topic = s.topic AND d.resolved_at IS NULL) AS dead_letters
+  FROM idem.outbox_subscriptions s
+  LEFT JOIN idem.outbox_groups g ON g.topic = s.topic
+  LEFT JOIN idem.outbox_cursors c ON c.tenant_id = g.tenant_id AND c.consumer = s.consumer AND c.topic = s.topic
+  LEFT JOIN LATERAL (
+    SELECT count(*) AS backlog, min(m.committed_at) AS oldest_committed_at
+      FROM idem.outbox_commits m JOIN idem.outbox_events e
+        ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+     WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position >= coalesce(c.acked_position, 0)
+       AND (m.position, e.event_id) > (coalesce(c.acked_position, 0), coalesce(c.acked_event_id, 0))) b ON true
+ GROUP BY s.consumer, s.topic;
+COMMENT ON VIEW idem.outbox_lag IS
+  'Per consumer and topic: committed events not yet acked (backlog), the oldest one''s commit time and age, groups claimed or retrying now, open dead letters.';
+
+CREATE FUNCTION idem.purge_outbox(older_than interval DEFAULT '7 days', batch integer DEFAULT 10000) RETURNS bigint
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  g record;
+  v_cutoff timestamptz;
+  v_consumers text[];
+  v_safe bigint;
+  v_xids xid8[];
+  v_ids bigint[];
+  v_n bigint := 0;
+BEGIN
+  IF older_than IS NULL OR older_than < interval '0' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'older_than must be an elapsed time of 0 or more');
+  END IF;
+  IF batch IS NULL OR batch NOT BETWEEN 1 AND 100000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')));
+  END IF;
+  v_cutoff := clock_timestamp() - older_than;
+  FOR g IN SELECT * FROM idem.outbox_groups ORDER BY tenant_id, topic LOOP
+    EXIT WHEN v_n >= batch;
+    SELECT array_agg(s.consumer) INTO v_consumers FROM idem.outbox_subscriptions s WHERE s.topic = g.topic;
+    -- Whole transactions every consumer of the topic has acked (a consumer without a cursor has
+    -- acked nothing of the group).
+    SELECT min(CASE WHEN c.tenant_id IS NULL THEN 0 ELSE c.acked_position END) INTO v_safe
+      FROM unnest(coalesce(v_consumers, '{}')) AS s(consumer)
+      LEFT JOIN idem.outbox_cursors c ON c.tenant_id = g.tenant_id AND c.consumer = s.consumer AND c.topic = g.topic;
+    v_safe := coalesce(v_safe, 9223372036854775807);
+    SELECT array_agg(m.xid) INTO v_xids FROM (
+      SELECT m.xid FROM idem.outbox_commits m
+       WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position < v_safe AND m.committed_at < v_cutoff
+       ORDER BY m.position LIMIT batch - v_n) m;
+    CONTINUE WHEN v_xids IS NULL;
+    WITH gone AS (
+      DELETE FROM idem.outbox_events e
+       WHERE e.tenant_id = g.tenant_id AND e.topic = g.topic AND e.xid = ANY (v_xids) RETURNING e.event_id)
+    SELECT array_agg(event_id) INTO v_ids FROM gone;
+    DELETE FROM idem.outbox_consumed k
+     WHERE k.tenant_id = g.tenant_id AND k.consumer = ANY (coalesce(v_consumers, '{}')) AND k.event_id = ANY (v_ids);
+    DELETE FROM idem.outbox_commits m WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.xid = ANY (v_xids);
+    -- An empty commit (its events were rolled back with a savepoint) counts as one row.
+    v_n := v_n + coalesce(cardinality(v_ids), 1);
+  END LOOP;
+  RETURN v_n;
+END $$;
+COMMENT ON FUNCTION idem.purge_outbox(interval, integer) IS
+  'Deletes events (with their commit rows and consume_once rows) that every consumer of their topic has acked and that committed more than older_than ago; at most about batch per call. Returns how many.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Privileges.
+
+REVOKE ALL ON ALL TABLES IN SCHEMA idem FROM PUBLIC;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA idem FROM PUBLIC;
+REVOKE ALL ON SEQUENCE idem.outbox_seq FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+  idem.emit(text, text, jsonb, text), idem.claim(text, text[], integer, interval),
+  idem.ack(text, bigint[], uuid), idem.ack(text, bigint, uuid),
+  idem.nack(text, bigint, uuid, text, interval), idem.consume_once(text, bigint, uuid)
+  TO idem_service;
+GRANT EXECUTE ON FUNCTION
+  idem.create_topic(text, text), idem.create_consumer(text, text[], integer),
+  idem.outbox_replay(text, bigint), idem.outbox_discard(text, bigint, text), idem.purge_outbox(interval, integer)
+  TO idem_operator;
+GRANT SELECT ON idem.outbox_lag TO idem_service, idem_auditor, idem_operator;
+GRANT SELECT ON ALL TABLES IN SCHEMA idem TO idem_auditor, idem_operator;
