@@ -254,10 +254,14 @@ BEGIN
   END IF;
   g := idem._outbox_lock_groups(NEW.tenant_id, NEW.topic);
   FOR i IN 1 .. cardinality(g) / 2 LOOP
+    -- A group noted by an emit that was refused or rolled back with a savepoint stays locked
+    -- (harmless) but gets no commit row, group row or notification: it has no event.
     INSERT INTO idem.outbox_commits (tenant_id, topic, position, xid, committed_at)
       SELECT g[2 * i - 1], g[2 * i], nextval('idem.outbox_seq'), NEW.xid, clock_timestamp()
        WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_commits c
-                          WHERE c.tenant_id = g[2 * i - 1] AND c.topic = g[2 * i] AND c.xid = NEW.xid);
+                          WHERE c.tenant_id = g[2 * i - 1] AND c.topic = g[2 * i] AND c.xid = NEW.xid)
+         AND EXISTS (SELECT 1 FROM idem.outbox_events e
+                      WHERE e.tenant_id = g[2 * i - 1] AND e.topic = g[2 * i] AND e.xid = NEW.xid);
     IF FOUND THEN
       INSERT INTO idem.outbox_groups (tenant_id, topic) VALUES (g[2 * i - 1], g[2 * i]) ON CONFLICT DO NOTHING;
       PERFORM pg_notify('idem_outbox', g[2 * i]);
@@ -326,6 +330,7 @@ DECLARE
   d record;
   v_ids bigint[];
   v_positions bigint[];
+  v_seen text[] := '{}';
 BEGIN
   v_consumer := idem._outbox_consumer(consumer);
   IF batch IS NULL OR batch NOT BETWEEN 1 AND 10000 THEN
@@ -378,18 +383,23 @@ BEGIN
     v_left := v_left - 1;
   END LOOP;
 
-  -- Groups with events past their cursor and no live claim.
-  FOR cur IN SELECT * FROM idem.outbox_cursors c
-              WHERE c.consumer = claim.consumer AND c.topic = ANY (v_topics)
-                AND (c.claim_until IS NULL OR c.claim_until <= v_now)
-                AND (c.not_before IS NULL OR c.not_before <= v_now)
-                AND EXISTS (SELECT 1 FROM idem.outbox_commits m JOIN idem.outbox_events e
-                              ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
-                             WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= c.acked_position
-                               AND (m.position, e.event_id) > (c.acked_position, c.acked_event_id))
-              ORDER BY c.last_claimed_at NULLS FIRST, c.tenant_id, c.topic
-                FOR UPDATE SKIP LOCKED LOOP
+  -- Groups with events past their cursor and no live claim, locked one at a time (a FOR loop
+  -- would fetch and lock ten at once and starve concurrent claims).
+  LOOP
     EXIT WHEN v_left <= 0;
+    SELECT * INTO cur FROM idem.outbox_cursors c
+     WHERE c.consumer = claim.consumer AND c.topic = ANY (v_topics)
+       AND (c.claim_until IS NULL OR c.claim_until <= v_now)
+       AND (c.not_before IS NULL OR c.not_before <= v_now)
+       AND NOT (c.tenant_id || chr(31) || c.topic = ANY (v_seen))
+       AND EXISTS (SELECT 1 FROM idem.outbox_commits m JOIN idem.outbox_events e
+                     ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+                    WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= c.acked_position
+                      AND (m.position, e.event_id) > (c.acked_position, c.acked_event_id))
+     ORDER BY c.last_claimed_at NULLS FIRST, c.tenant_id, c.topic
+     LIMIT 1 FOR UPDATE SKIP LOCKED;
+    EXIT WHEN NOT FOUND;
+    v_seen := v_seen || (cur.tenant_id || chr(31) || cur.topic);  -- tenants and topics hold no control characters
     IF cur.claim_events IS NOT NULL THEN
       -- Taking over a claim whose visibility ran out: it counts as a failure of its oldest event.
       cur := idem._outbox_fail_head(v_consumer, cur, format('claim expired at %s without an ack', cur.claim_until), v_now);
@@ -495,7 +505,9 @@ BEGIN
                  p_ids[i], p_consumer),
           'Stop working on this batch and claim again; effects guarded by idem.consume_once are applied once whoever acks.');
       END IF;
-      v_n := v_n + 1;
+      IF NOT (p_ids[i] = ANY (cur.claim_acked)) THEN  -- acked out of order before: not new
+        v_n := v_n + 1;
+      END IF;
     ELSIF cur.tenant_id IS NOT NULL AND p_positions[i] IS NOT NULL
           AND (p_positions[i], p_ids[i]) <= (cur.acked_position, cur.acked_event_id) AND cur.last_token = p_token THEN
       NULL;  -- acked before under this same claim
@@ -799,9 +811,14 @@ BEGIN
       FROM unnest(coalesce(v_consumers, '{}')) AS s(consumer)
       LEFT JOIN idem.outbox_cursors c ON c.tenant_id = g.tenant_id AND c.consumer = s.consumer AND c.topic = g.topic;
     v_safe := coalesce(v_safe, 9223372036854775807);
+    -- A transaction with an open dead letter stays: replaying it needs the event (ack, nack and
+    -- consume_once look it up) and its consume_once rows.
     SELECT array_agg(m.xid) INTO v_xids FROM (
       SELECT m.xid FROM idem.outbox_commits m
        WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position < v_safe AND m.committed_at < v_cutoff
+         AND NOT EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
+                          WHERE d.tenant_id = m.tenant_id AND d.topic = m.topic AND d.position = m.position
+                            AND d.resolved_at IS NULL)
        ORDER BY m.position LIMIT batch - v_n) m;
     CONTINUE WHEN v_xids IS NULL;
     WITH gone AS (

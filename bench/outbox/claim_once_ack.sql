@@ -1,0 +1,1 @@
+SELECT bench_claim_once_ack(:batch);

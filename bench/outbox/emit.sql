@@ -1,0 +1,7 @@
+-- The business write and its event, one tenant per client (8 groups: commits do not wait on each other).
+\set r random(1000000000000000, 9223372036854775806)
+BEGIN;
+INSERT INTO ob_orders (order_id, tenant_id, amount, payload)
+VALUES ('ord-' || :client_id || '-' || :r, 't' || :client_id, (:r)::bigint % 100000, jsonb_build_object('order', (:r)::bigint, 'amount', (:r)::bigint % 100000));
+SELECT idem.emit('t' || :client_id, 'order.intent', jsonb_build_object('order', (:r)::bigint, 'amount', (:r)::bigint % 100000), 'ord-' || :client_id || '-' || :r);
+COMMIT;

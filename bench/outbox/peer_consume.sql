@@ -1,0 +1,1 @@
+SELECT peer_consume(:batch);
