@@ -1,7 +1,8 @@
 # pg_idempotency: PGXS builds and installs the extension; the other targets drive the project.
 #   make demo   install what is missing, build, start a throwaway PostgreSQL, run the demo
 #   make test   the same set-up, then GoogleTest, pg_regress, isolation specs, stress, fuzz smoke
-#   make bench  benchmarks (core throughput, SQL fingerprint, pgbench flows)
+#   make bench  benchmarks (core throughput, SQL fingerprint, pgbench flows, then the outbox's)
+#   make bench-outbox  the outbox benchmarks alone (scripts/bench-outbox.sh; about 16 min)
 #   make fuzz   libFuzzer on the parser+canonicalizer and on the parser against its nlohmann
 #               reference (FUZZ_SECONDS=600 by default, split between the two)
 #   make model  the model-based protocol test for MODEL_SECONDS (600 by default) on the throwaway
@@ -53,7 +54,7 @@ regress-installcheck:
 	scripts/check-schedule.sh
 	$(pg_regress_installcheck) $(REGRESS_OPTS)
 
-.PHONY: deps demo test bench fuzz model core-build format regress-installcheck
+.PHONY: deps demo test bench bench-outbox fuzz model core-build format regress-installcheck
 
 deps:
 	scripts/install-deps.sh
@@ -66,6 +67,9 @@ test: deps
 
 bench: deps
 	scripts/bench.sh
+
+bench-outbox: deps
+	scripts/bench-outbox.sh
 
 fuzz: deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} scripts/fuzz.sh

@@ -95,7 +95,8 @@ class PeerWakeup final : public pqxx::notification_receiver {
 };
 
 int latency(const Args& a) {
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false};           // the writer
+  std::atomic<bool> stop_consumer{false};  // after the writer, once what it committed is drained
   std::atomic<long> written{0};
   std::vector<double> ages;
   std::mutex ages_mutex;
@@ -106,7 +107,7 @@ int latency(const Args& a) {
       pqxx::connection c(a.url);
       bool notified = false;
       PeerWakeup wakeup(c, notified);
-      while (!stop) {
+      while (!stop_consumer) {
         notified = false;  // before the read: a notification during it means there may be more
         pqxx::work w(c);
         const pqxx::result r = w.exec(
@@ -119,7 +120,7 @@ int latency(const Args& a) {
           for (const auto& row : r) ages.push_back(row[0].as<double>());
         }
         if (r.empty()) {
-          for (int i = 0; i < 50 && !notified && !stop; ++i) c.await_notification(0, 100000);
+          for (int i = 0; i < 50 && !notified && !stop_consumer; ++i) c.await_notification(0, 100000);
         }
       }
     });
@@ -142,6 +143,7 @@ int latency(const Args& a) {
   stop = true;
   writer.join();
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // drain what is committed
+  stop_consumer = true;
   if (ours) ours->stop();
   consumer.join();
   std::lock_guard<std::mutex> lock(ages_mutex);

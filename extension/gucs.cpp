@@ -18,6 +18,7 @@ int max_payload_bytes = 1024 * 1024;
 int history_retention_seconds = 90 * 24 * 60 * 60;
 bool audit_replays = true;
 int min_audit_retention_seconds = 24 * 60 * 60;
+bool outbox_notify = true;
 
 void define() {
   DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
@@ -39,6 +40,11 @@ void define() {
       "TESTS ONLY: let acquire/complete run on a store that can lose acknowledged writes.",
       "With fsync or synchronous_commit off, a crash can lose a completed record and a retry executes twice.",
       &allow_non_atomic_store, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable(
+      "idem.outbox_notify", "NOTIFY idem_outbox when a transaction that emitted outbox events commits.",
+      "Wakes listening consumers at once. Off (consumers behind a pooler that cannot LISTEN) saves the "
+      "commit-time NOTIFY; consumers then find events at their next poll.",
+      &outbox_notify, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("idem.wait_timeout", "Longest time acquire(on_busy => 'wait') polls a busy key.",
                           "Then it answers in_progress; only READ COMMITTED waits at all.", &wait_timeout_ms, 5000, 0,
                           60 * 60 * 1000, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);

@@ -72,11 +72,12 @@ for c in 1 "$BENCH_CLIENTS"; do
   reset; emit=$(pgb "emit-c$c" emit.sql "$c" -T "$BENCH_SECONDS")
   expect "emit-c$c: one event per transaction" "$(q -c "SELECT count(*) FROM idem.outbox_events")" "$(txns "emit-c$c")"
   expect "emit-c$c: one commit row per transaction" "$(q -c "SELECT count(*) FROM idem.outbox_commits")" "$(txns "emit-c$c")"
+  reset; quiet=$(PGOPTIONS="-c idem.outbox_notify=off" pgb "emit_nonotify-c$c" emit.sql "$c" -T "$BENCH_SECONDS")
   reset; one=$(pgb "emit_one_group-c$c" emit_one_group.sql "$c" -T "$BENCH_SECONDS")
   reset; peer=$(pgb "peer_enqueue-c$c" peer_enqueue.sql "$c" -T "$BENCH_SECONDS")
   expect "peer_enqueue-c$c: one row per transaction" "$(q -c "SELECT count(*) FROM peer_queue")" "$(txns "peer_enqueue-c$c")"
-  say "$(printf 'emit overhead, %s clients: floor %.0f tps | emit %.0f tps (%sx) | emit, one group %.0f tps (%sx) | peer queue %.0f tps (%sx)' \
-    "$c" "$floor" "$emit" "$(ratio "$emit" "$floor")" "$one" "$(ratio "$one" "$floor")" "$peer" "$(ratio "$peer" "$floor")")"
+  say "$(printf 'emit overhead, %s clients: floor %.0f tps | emit %.0f tps (%sx) | emit without NOTIFY %.0f tps (%sx) | emit, one group %.0f tps (%sx) | peer queue %.0f tps (%sx)' \
+    "$c" "$floor" "$emit" "$(ratio "$emit" "$floor")" "$quiet" "$(ratio "$quiet" "$floor")" "$one" "$(ratio "$one" "$floor")" "$peer" "$(ratio "$peer" "$floor")")"
 done
 
 step "claim + ack throughput: batches of 100 out of a backlog of $FILL events over 8 tenants"

@@ -262,6 +262,11 @@ if [ -s "$OUT/contended-mix.txt" ]; then
   sed 's/^ */  /' "$OUT/contended-mix.txt"
 fi
 
+# The outbox's own benchmarks, with their peers (scripts/bench-outbox.sh), into the same folder.
+step "outbox (scripts/bench-outbox.sh)"
+BENCH_OUTBOX_SKIP_BUILD=0 BENCH_OUT="$OUT" BENCH_SECONDS="$BENCH_SECONDS" BENCH_CLIENTS="$BENCH_CLIENTS" \
+  "$ROOT/scripts/bench-outbox.sh" || problems+=("outbox benchmarks: see $OUT/outbox-summary.txt")
+
 echo
 echo "results: $OUT ($((SECONDS - started)) s)"
 if [ "${#problems[@]}" -gt 0 ]; then

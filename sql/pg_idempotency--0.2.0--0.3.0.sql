@@ -208,8 +208,7 @@ COMMENT ON FUNCTION idem.create_consumer(text, text[], integer) IS
 -- emit, and its commit-time sequencing.
 
 CREATE FUNCTION idem.emit(tenant text, topic text, payload jsonb, key text DEFAULT NULL) RETURNS bigint
-  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_id bigint;
 BEGIN
@@ -264,7 +263,9 @@ BEGIN
                       WHERE e.tenant_id = g[2 * i - 1] AND e.topic = g[2 * i] AND e.xid = NEW.xid);
     IF FOUND THEN
       INSERT INTO idem.outbox_groups (tenant_id, topic) VALUES (g[2 * i - 1], g[2 * i]) ON CONFLICT DO NOTHING;
-      PERFORM pg_notify('idem_outbox', g[2 * i]);
+      IF current_setting('idem.outbox_notify') = 'on' THEN
+        PERFORM pg_notify('idem_outbox', g[2 * i]);
+      END IF;
     END IF;
   END LOOP;
   RETURN NULL;
