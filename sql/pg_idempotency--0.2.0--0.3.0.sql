@@ -712,7 +712,8 @@ BEGIN
     -- over while the effect commits; a claim already taken over refuses the effect.
     SELECT c.claim_token, c.claim_events INTO cur FROM idem.outbox_cursors c
      WHERE c.tenant_id = ev.tenant_id AND c.consumer = consume_once.consumer AND c.topic = ev.topic FOR SHARE;
-    IF NOT (FOUND AND cur.claim_token = token AND event_id = ANY (cur.claim_events)) THEN
+    -- coalesce: a group without an open claim (claim_token NULL) must refuse, not pass.
+    IF NOT coalesce(FOUND AND cur.claim_token = token AND event_id = ANY (cur.claim_events), false) THEN
       PERFORM 1 FROM idem.outbox_dead_letters d
        WHERE d.tenant_id = ev.tenant_id AND d.consumer = consume_once.consumer AND d.event_id = consume_once.event_id
          AND d.claim_token = token AND d.resolved_at IS NULL FOR SHARE;
