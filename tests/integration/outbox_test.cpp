@@ -32,6 +32,9 @@ constexpr int kMinEventsPerTx = 5;
 constexpr int kMaxEventsPerTx = 10;
 constexpr double kRollbackProbability = 0.10;
 constexpr double kTwoTenantProbability = 0.25;  // a transaction emitting to two groups
+// A committing transaction that rolls back a savepoint holding its last few events (with their
+// business rows and counter bumps), sometimes all of one of its groups.
+constexpr double kSavepointRollbackProbability = 0.10;
 constexpr int kMaxCommitDelayMs = 200;
 constexpr int kBatch = 50;
 const char* const kVisibility = "2 seconds";
@@ -58,8 +61,9 @@ std::string key_name(int k) {
   return buf;
 }
 std::string worker_app_name(int w) { return "idem-outbox-test-worker-" + std::to_string(w); }
-// Odd workers commit the effect, then ack in a second transaction (the "applied, died before the
-// ack" path); even ones ack in the effect's transaction.
+// Odd workers commit the effect, then ack in later transactions (the "applied, died before the
+// ack" path), in 1-3 chunks in random order (acks past the acked prefix); even ones ack all in
+// the effect's transaction.
 bool acks_separately(int w) { return w % 2 == 1; }
 
 std::string bigint_array(const std::vector<long long>& ids) {
@@ -79,9 +83,9 @@ struct Emitted {
 };
 
 struct WriterLog {
-  long commits = 0, rollbacks = 0, server_rollbacks = 0;
+  long commits = 0, rollbacks = 0, server_rollbacks = 0, savepoint_rollbacks = 0;
   std::vector<Emitted> committed;
-  std::vector<long long> rolled_back;  // event ids of transactions that did not commit
+  std::vector<long long> rolled_back;  // event ids of (sub)transactions that did not commit
   std::vector<std::string> failures;
 };
 
@@ -133,11 +137,14 @@ class Writer {
 
   void transaction(Connection& db, int tx_no, int n) {
     const bool roll_back = std::uniform_real_distribution<double>(0, 1)(rng_) < kRollbackProbability;
+    const bool partial = !roll_back && n >= 2 && std::uniform_real_distribution<double>(0, 1)(rng_) < kSavepointRollbackProbability;
     const auto events = plan(n);
+    const std::size_t cut = partial ? static_cast<std::size_t>(pick(1, n - 1)) : events.size();
     std::vector<Emitted> emitted;
     try {
       auto tx = db.begin();
       for (std::size_t i = 0; i < events.size(); ++i) {
+        if (i == cut) tx->exec("SAVEPOINT tail");
         Emitted e;
         e.tenant = tenant_name(events[i].first);
         e.key = key_name(events[i].second);
@@ -147,6 +154,12 @@ class Writer {
             tx->exec_prepared("emit", {e.tenant, e.key, std::to_string(e.seq), e.order_id}).text(0, "event_id"));
         tx->exec_prepared("order", {e.tenant, e.order_id, e.key, std::to_string(e.seq), std::to_string(e.event_id)});
         emitted.push_back(std::move(e));
+      }
+      if (partial) {
+        tx->exec("ROLLBACK TO SAVEPOINT tail");
+        ++log_.savepoint_rollbacks;
+        for (std::size_t i = cut; i < emitted.size(); ++i) log_.rolled_back.push_back(emitted[i].event_id);
+        emitted.resize(cut);
       }
       sleep_ms(pick(0, kMaxCommitDelayMs));  // between the last emit and COMMIT
       if (roll_back) {
@@ -174,9 +187,9 @@ class Writer {
 
 // ------------------------------------------------------------------ kill points and the killer
 
-enum KillPoint { kNone, kAnytime, kAfterClaim, kMidEffect, kBeforeCommit, kAfterEffectCommit, kPoints };
-const char* const kPointNames[kPoints] = {"none", "anytime", "after_claim", "mid_effect", "before_commit",
-                                          "after_effect_commit"};
+enum KillPoint { kNone, kAnytime, kAfterClaim, kMidEffect, kBeforeCommit, kAfterEffectCommit, kBetweenAcks, kPoints };
+const char* const kPointNames[kPoints] = {"none",          "anytime",             "after_claim", "mid_effect",
+                                          "before_commit", "after_effect_commit", "between_acks"};
 
 // What the killer and one worker share: the backend's pid and a handshake that holds the worker
 // at an armed point until its backend has been terminated.
@@ -222,10 +235,11 @@ class Killer {
         const KillPoint p = roll < 25   ? kAnytime
                             : roll < 45 ? kAfterClaim
                             : roll < 60 ? kMidEffect
-                            : roll < 80 ? kBeforeCommit
-                                        : kAfterEffectCommit;
+                            : roll < 75 ? kBeforeCommit
+                            : roll < 90 ? kAfterEffectCommit
+                                        : kBetweenAcks;
         int w = pick(0, kWorkers - 1);
-        if (p == kAfterEffectCommit && !acks_separately(w)) w = (w + 1) % kWorkers;
+        if ((p == kAfterEffectCommit || p == kBetweenAcks) && !acks_separately(w)) w = (w + 1) % kWorkers;
         if (p == kAnytime) {
           if (terminate(db, w)) ++log_.kills[p];
         } else {
@@ -354,9 +368,9 @@ class ConsumerWorker {
 
   KillPoint choose_stall() {
     if (std::uniform_real_distribution<double>(0, 1)(rng_) >= kStallProbability) return kNone;
-    static const KillPoint kStallPoints[] = {kAfterClaim, kMidEffect, kBeforeCommit, kAfterEffectCommit};
-    const KillPoint p = kStallPoints[std::uniform_int_distribution<int>(0, 3)(rng_)];
-    return p == kAfterEffectCommit && !acks_separately(id_) ? kBeforeCommit : p;
+    static const KillPoint kStallPoints[] = {kAfterClaim, kMidEffect, kBeforeCommit, kAfterEffectCommit, kBetweenAcks};
+    const KillPoint p = kStallPoints[std::uniform_int_distribution<int>(0, 4)(rng_)];
+    return (p == kAfterEffectCommit || p == kBetweenAcks) && !acks_separately(id_) ? kBeforeCommit : p;
   }
 
   // A kill point: the killer may terminate the backend here, or the worker stalls here.
@@ -414,10 +428,22 @@ class ConsumerWorker {
     log_.skipped += skipped;
     if (acks_separately(id_)) {
       point(kAfterEffectCommit);
-      auto tx2 = db_->begin();
-      ack(*tx2, ids);
-      tx2->commit();
+      const auto chunks = ack_chunks(ids);
+      for (std::size_t c = 0; c < chunks.size(); ++c) {
+        if (c > 0) point(kBetweenAcks);
+        auto tx2 = db_->begin();
+        ack(*tx2, chunks[c]);
+        tx2->commit();
+      }
     }
+  }
+
+  std::vector<std::vector<long long>> ack_chunks(const std::vector<long long>& ids) {
+    const int n = std::min<int>(static_cast<int>(ids.size()), std::uniform_int_distribution<int>(1, 3)(rng_));
+    std::vector<std::vector<long long>> chunks(n);
+    for (std::size_t i = 0; i < ids.size(); ++i) chunks[i * n / ids.size()].push_back(ids[i]);
+    std::shuffle(chunks.begin(), chunks.end(), rng_);
+    return chunks;
   }
 
   void ack(Transaction& tx, const std::vector<long long>& ids) {
@@ -618,12 +644,13 @@ TEST(OutboxDelivery, KilledWorkersApplyEveryCommittedEventOnceInCommitOrderPerKe
 
   std::vector<Emitted> committed;
   std::vector<long long> rolled_back;
-  long commits = 0, rollbacks = 0, server_rollbacks = 0;
+  long commits = 0, rollbacks = 0, server_rollbacks = 0, savepoint_rollbacks = 0;
   std::vector<std::string> failures;
   for (const auto& log : writer_logs) {
     commits += log.commits;
     rollbacks += log.rollbacks;
     server_rollbacks += log.server_rollbacks;
+    savepoint_rollbacks += log.savepoint_rollbacks;
     committed.insert(committed.end(), log.committed.begin(), log.committed.end());
     rolled_back.insert(rolled_back.end(), log.rolled_back.begin(), log.rolled_back.end());
     failures.insert(failures.end(), log.failures.begin(), log.failures.end());
@@ -658,11 +685,11 @@ TEST(OutboxDelivery, KilledWorkersApplyEveryCommittedEventOnceInCommitOrderPerKe
   for (const auto& [state, n] : sum.lost_by_state) lost_text += " " + state + "=" + std::to_string(n);
   std::printf(
       "outbox: %d writers, %d workers, %.1f s (writes %.1f s): events committed=%zu rolled_back=%zu"
-      " (txns committed=%ld rolled_back=%ld by_server=%ld); claims=%ld (empty %ld) delivered=%ld redelivered=%ld"
+      " (txns committed=%ld rolled_back=%ld by_server=%ld savepoint_rolled_back=%ld); claims=%ld (empty %ld) delivered=%ld redelivered=%ld"
       " applied=%ld consume_once_false=%ld fenced=%ld not_claimed=%ld; stalls:%s; kills=%ld (%s; missed %ld)"
       " connection errors:%s; lag backlog=%lld dead_letters=%lld\n",
       kWriters, kWorkers, seconds, write_seconds, committed.size(), rolled_back.size(), commits, rollbacks,
-      server_rollbacks, sum.claims, sum.empty_claims, sum.delivered, sum.redelivered, sum.applied, sum.skipped,
+      server_rollbacks, savepoint_rollbacks, sum.claims, sum.empty_claims, sum.delivered, sum.redelivered, sum.applied, sum.skipped,
       sum.fenced, sum.not_claimed, stall_text.c_str(), kills, kill_text.c_str() + 1, killer_log.missed,
       lost_text.empty() ? " none" : lost_text.c_str(), lag.backlog, lag.dead_letters);
   std::fflush(stdout);
