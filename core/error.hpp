@@ -28,11 +28,11 @@ enum class ErrorCode {
   MachineUnknown,      // ERR_MACHINE_UNKNOWN (no state machine of that name)
   StateUnknown,        // ERR_STATE_UNKNOWN (the machine has no such state)
   AuditAppendOnly,     // ERR_AUDIT_APPEND_ONLY (UPDATE/DELETE/TRUNCATE of the audit trail)
-  OutboxTopicUnknown, // ERR_OUTBOX_TOPIC_UNKNOWN (no outbox topic of that name, or the consumer does not subscribe to it)
-  OutboxConsumerUnknown, // ERR_OUTBOX_CONSUMER_UNKNOWN (no outbox consumer of that name)
-  OutboxEventUnknown, // ERR_OUTBOX_EVENT_UNKNOWN (no outbox event with that id (never emitted, rolled back, or purged))
-  OutboxNotClaimed,   // ERR_OUTBOX_NOT_CLAIMED (the event is not in an open claim of this consumer)
-  OutboxClaimTokenMismatch, // ERR_OUTBOX_CLAIM_TOKEN_MISMATCH (the event's open claim has another token (expired and taken over, or a wrong token))
+  OutboxTopicUnknown,   // ERR_OUTBOX_TOPIC_UNKNOWN (no such topic, or the consumer does not subscribe to it)
+  OutboxConsumerUnknown,  // ERR_OUTBOX_CONSUMER_UNKNOWN (no outbox consumer of that name)
+  OutboxEventUnknown,   // ERR_OUTBOX_EVENT_UNKNOWN (never emitted, rolled back, or purged)
+  OutboxNotClaimed,     // ERR_OUTBOX_NOT_CLAIMED (not in an open claim of this consumer)
+  OutboxClaimTokenMismatch,  // ERR_OUTBOX_CLAIM_TOKEN_MISMATCH (the claim was taken over, or a wrong token)
   Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
   OutOfMemory,         // ERR_OUT_OF_MEMORY
 };
