@@ -1,12 +1,14 @@
 // The outbox under crashes: 8 writers emit 20,000 events in their business transactions (10% roll
-// back), 4 workers of one consumer apply them through consume_once while a killer terminates their
-// backends at chosen points. Every committed event must be applied once, in commit order per key.
+// back, 10% roll back a savepoint), 4 workers of one consumer apply them through consume_once while
+// a killer terminates their backends at chosen points and some stall past their claim's visibility.
+// Every committed event must be applied once, in commit order per key.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -15,7 +17,6 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "tests/integration/pq.hpp"
@@ -102,7 +103,8 @@ class Writer {
       db.prepare("emit",
                  "SELECT idem.emit($1, 'orders', jsonb_build_object('tenant', $1::text, 'key', $2::text,"
                  " 'seq', $3::int, 'order_id', $4::text), $2) AS event_id");
-      db.prepare("order", "INSERT INTO orders (tenant, order_id, key, seq, event_id) VALUES ($1, $2, $3, $4::int, $5::bigint)");
+      db.prepare("order",
+                 "INSERT INTO orders (tenant, order_id, key, seq, event_id) VALUES ($1, $2, $3, $4::int, $5::bigint)");
       int left = kEventsPerWriter;
       for (int tx = 0; left > 0; ++tx) {
         const int n = std::min(left, pick(kMinEventsPerTx, kMaxEventsPerTx));
@@ -137,7 +139,8 @@ class Writer {
 
   void transaction(Connection& db, int tx_no, int n) {
     const bool roll_back = std::uniform_real_distribution<double>(0, 1)(rng_) < kRollbackProbability;
-    const bool partial = !roll_back && n >= 2 && std::uniform_real_distribution<double>(0, 1)(rng_) < kSavepointRollbackProbability;
+    const bool partial =
+        !roll_back && n >= 2 && std::uniform_real_distribution<double>(0, 1)(rng_) < kSavepointRollbackProbability;
     const auto events = plan(n);
     const std::size_t cut = partial ? static_cast<std::size_t>(pick(1, n - 1)) : events.size();
     std::vector<Emitted> emitted;
@@ -517,7 +520,9 @@ void check_per_key_order(Connection& db) {
   const Result applied =
       db.exec("SELECT tenant, key, seq, apply_id, event_id, worker FROM effects ORDER BY tenant, key, apply_id");
   std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> rows_of;
-  for (std::size_t i = 0; i < applied.size(); ++i) rows_of[{applied.text(i, "tenant"), applied.text(i, "key")}].push_back(i);
+  for (std::size_t i = 0; i < applied.size(); ++i) {
+    rows_of[{applied.text(i, "tenant"), applied.text(i, "key")}].push_back(i);
+  }
   int reported = 0;
   for (const auto& [k, n] : committed) {
     const auto& rows = rows_of[k];
@@ -553,16 +558,20 @@ void check_outcome(Connection& db, const std::vector<Emitted>& committed, const 
   const Result lost = db.exec(
       "SELECT o.event_id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM effects f WHERE f.event_id = o.event_id)"
       " ORDER BY 1 LIMIT 10");
-  for (std::size_t i = 0; i < lost.size(); ++i) ADD_FAILURE() << "committed event " << lost.text(i, "event_id") << " never applied";
+  for (std::size_t i = 0; i < lost.size(); ++i) {
+    ADD_FAILURE() << "committed event " << lost.text(i, "event_id") << " never applied";
+  }
 
   const Param rolled = bigint_array(rolled_back);
   EXPECT_EQ(count_of(db, "SELECT count(*) AS n FROM effects WHERE event_id = ANY ($1::bigint[])", {rolled}), 0)
       << "effects of rolled-back events";
-  EXPECT_EQ(count_of(db, "SELECT count(*) AS n FROM idem.outbox_events WHERE event_id = ANY ($1::bigint[])", {rolled}), 0)
+  EXPECT_EQ(
+      count_of(db, "SELECT count(*) AS n FROM idem.outbox_events WHERE event_id = ANY ($1::bigint[])", {rolled}), 0)
       << "rolled-back events in the outbox";
   EXPECT_EQ(count_of(db,
                      "SELECT count(*) AS n FROM effects f JOIN orders o USING (event_id)"
-                     " WHERE (f.tenant, f.key, f.seq, f.order_id) IS DISTINCT FROM (o.tenant, o.key, o.seq, o.order_id)"),
+                     " WHERE (f.tenant, f.key, f.seq, f.order_id)"
+                     "  IS DISTINCT FROM (o.tenant, o.key, o.seq, o.order_id)"),
             0)
       << "effects whose payload is not their business row";
   EXPECT_EQ(count_of(db, "SELECT count(*) AS n FROM idem.outbox_consumed WHERE consumer = $1", {kConsumer}), n);
@@ -685,12 +694,14 @@ TEST(OutboxDelivery, KilledWorkersApplyEveryCommittedEventOnceInCommitOrderPerKe
   for (const auto& [state, n] : sum.lost_by_state) lost_text += " " + state + "=" + std::to_string(n);
   std::printf(
       "outbox: %d writers, %d workers, %.1f s (writes %.1f s): events committed=%zu rolled_back=%zu"
-      " (txns committed=%ld rolled_back=%ld by_server=%ld savepoint_rolled_back=%ld); claims=%ld (empty %ld) delivered=%ld redelivered=%ld"
+      " (txns committed=%ld rolled_back=%ld by_server=%ld savepoint_rolled_back=%ld);"
+      " claims=%ld (empty %ld) delivered=%ld redelivered=%ld"
       " applied=%ld consume_once_false=%ld fenced=%ld not_claimed=%ld; stalls:%s; kills=%ld (%s; missed %ld)"
       " connection errors:%s; lag backlog=%lld dead_letters=%lld\n",
       kWriters, kWorkers, seconds, write_seconds, committed.size(), rolled_back.size(), commits, rollbacks,
-      server_rollbacks, savepoint_rollbacks, sum.claims, sum.empty_claims, sum.delivered, sum.redelivered, sum.applied, sum.skipped,
-      sum.fenced, sum.not_claimed, stall_text.c_str(), kills, kill_text.c_str() + 1, killer_log.missed,
+      server_rollbacks, savepoint_rollbacks, sum.claims, sum.empty_claims, sum.delivered, sum.redelivered,
+      sum.applied, sum.skipped, sum.fenced, sum.not_claimed, stall_text.c_str(), kills, kill_text.c_str() + 1,
+      killer_log.missed,
       lost_text.empty() ? " none" : lost_text.c_str(), lag.backlog, lag.dead_letters);
   std::fflush(stdout);
 
