@@ -59,22 +59,28 @@ SELECT (SELECT count(*) FROM idem.outbox_topics) AS topics,
        (SELECT count(*) FROM idem.outbox_cursors) AS cursors,
        (SELECT count(*) FROM idem.outbox_dead_letters) AS dead,
        (SELECT count(*) FROM idem.outbox_consumed) AS consumed;
-CREATE FUNCTION outbox_state() RETURNS text LANGUAGE sql AS $$
-  SELECT md5(concat_ws('|',
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_topics x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_consumers x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_subscriptions x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_events x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_commits x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_groups x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_cursors x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_dead_letters x),
-    (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM idem.outbox_consumed x))) $$;
+CREATE FUNCTION outbox_state() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  t text;
+  v text := '';
+BEGIN
+  FOR t IN SELECT relname FROM pg_class WHERE relnamespace = 'idem'::regnamespace AND relkind = 'r'
+                                          AND relname LIKE 'outbox%' ORDER BY relname LOOP
+    EXECUTE format('SELECT %L || coalesce(string_agg(x::text, %L ORDER BY x::text), %L) FROM idem.%I x', t, ',', '', t)
+      INTO STRICT t;
+    v := v || '|' || t;
+  END LOOP;
+  RETURN md5(v);
+END $$;
 -- cursor_of(consumer, tenant, topic): the delivery state of one group, with event and claim names.
+-- The state is the newest row of idem.outbox_cursor_states where the state is kept as appended
+-- versions, else the group's row of idem.outbox_cursors.
 CREATE FUNCTION cursor_of(p_consumer text, p_tenant text, p_topic text)
   RETURNS TABLE (acked text, claim text, claimed text[], claim_live boolean, claim_acked text[], head text,
                  head_attempts integer, head_error text, backing_off boolean)
-  LANGUAGE sql AS $$
+  LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE format($q$
   SELECT (SELECT name FROM ev WHERE event_id = c.acked_event_id),
          (SELECT min(label) FROM claims WHERE token = c.claim_token),
          CASE WHEN c.claim_events IS NOT NULL THEN
@@ -83,8 +89,13 @@ CREATE FUNCTION cursor_of(p_consumer text, p_tenant text, p_topic text)
          CASE WHEN c.claim_acked IS NOT NULL THEN
            ARRAY(SELECT coalesce(e.name, x::text) FROM unnest(c.claim_acked) u(x) LEFT JOIN ev e ON e.event_id = u.x ORDER BY 1) END,
          (SELECT name FROM ev WHERE event_id = c.head_event_id), c.head_attempts,
-         regexp_replace(c.head_error, '^claim expired at .* without an ack$', 'claim expired at <time> without an ack'), c.not_before > clock_timestamp()
-    FROM idem.outbox_cursors c WHERE c.consumer = p_consumer AND c.tenant_id = p_tenant AND c.topic = p_topic $$;
+         regexp_replace(c.head_error, '^claim expired at .* without an ack$', 'claim expired at <time> without an ack'),
+         c.not_before > clock_timestamp()
+    FROM idem.%I c WHERE c.consumer = $1 AND c.tenant_id = $2 AND c.topic = $3 %s $q$,
+    CASE WHEN to_regclass('idem.outbox_cursor_states') IS NULL THEN 'outbox_cursors' ELSE 'outbox_cursor_states' END,
+    CASE WHEN to_regclass('idem.outbox_cursor_states') IS NULL THEN '' ELSE 'ORDER BY c.version DESC LIMIT 1' END)
+    USING p_consumer, p_tenant, p_topic;
+END $$;
 
 --
 -- Registering topics and consumers.
@@ -608,13 +619,16 @@ SELECT r.rolname, f.fn, has_function_privilege(r.rolname, f.fn, 'EXECUTE') AS ca
                     ('idem.nack(text,bigint,uuid,text,interval)'), ('idem.consume_once(text,bigint,uuid)'),
                     ('idem.create_topic(text,text)'), ('idem.create_consumer(text,text[],integer)'),
                     ('idem.outbox_replay(text,bigint)'), ('idem.outbox_discard(text,bigint,text)'),
-                    ('idem.purge_outbox(interval,integer)'), ('idem._outbox_note(text,text,text)'),
-                    ('idem._outbox_lock_groups(text,text)'), ('idem._outbox_sequence()'),
-                    ('idem._outbox_consumer(text)'), ('idem._outbox_event(text,bigint)'),
-                    ('idem._outbox_fail_head(idem.outbox_consumers,idem.outbox_cursors,text,timestamp with time zone)'),
-                    ('idem._outbox_ack_group(text,text,text,bigint[],bigint[],uuid)'),
-                    ('idem._outbox_ack_replays(text,text,bigint[],uuid)')) AS f(fn)
+                    ('idem.purge_outbox(interval,integer)')) AS f(fn)
  ORDER BY f.fn, r.rolname;
+-- No internal outbox function (idem._outbox*), whatever their number and signatures, is open to
+-- either role (or to PUBLIC).
+SELECT r.rolname, count(*) > 0 AS internals_exist,
+       count(*) FILTER (WHERE has_function_privilege(r.rolname, p.oid, 'EXECUTE')) AS internals_executable
+  FROM (VALUES ('regress_outbox_svc'), ('regress_outbox_op'), ('public')) AS r(rolname)
+ CROSS JOIN pg_proc p
+ WHERE p.pronamespace = 'idem'::regnamespace AND p.proname LIKE '\_outbox%'
+ GROUP BY r.rolname ORDER BY r.rolname;
 SET ROLE regress_outbox_op;
 SELECT idem.create_topic('svc-topic') AS created;
 SELECT idem.create_consumer('svc-consumer', '{svc-topic}');
@@ -629,7 +643,7 @@ SELECT idem.ack('svc-consumer', ARRAY[ev('v1')], tok('v2')) AS acked;
 SELECT consumer, topic, backlog FROM idem.outbox_lag WHERE consumer = 'svc-consumer';
 SELECT outbox_error($$INSERT INTO idem.outbox_events VALUES ('t-v', 'svc-topic', pg_current_xact_id(), 1, NULL, '{}', now())$$) AS insert_event;
 SELECT outbox_error($$SELECT count(*) FROM idem.outbox_events$$) AS read_events;
-SELECT outbox_error($$UPDATE idem.outbox_cursors SET acked_position = 0$$) AS move_cursor;
+SELECT outbox_error($$UPDATE idem.outbox_cursors SET topic = topic$$) AS move_cursor;
 SELECT outbox_error($$DELETE FROM idem.outbox_consumed$$) AS forget_effects;
 SELECT outbox_error($$INSERT INTO idem.outbox_commits VALUES ('t-v', 'svc-topic', 1, '1', now())$$) AS insert_commit;
 SELECT outbox_error($$SELECT nextval('idem.outbox_seq')$$) AS draw_position;
@@ -646,12 +660,14 @@ REVOKE ALL ON ev, claims, sent FROM regress_outbox_svc;
 DROP ROLE regress_outbox_svc;
 DROP ROLE regress_outbox_op;
 
--- The labels of the outbox's functions.
+-- The labels of the outbox's public functions (volatility, strictness, SECURITY DEFINER, parallel
+-- safety, pinned settings).
 SELECT p.oid::regprocedure AS function, p.provolatile AS vol, p.proisstrict AS strict, p.prosecdef AS secdef,
        p.proparallel AS par, array_to_string(p.proconfig, ', ') AS config
   FROM pg_proc p
  WHERE p.pronamespace = 'idem'::regnamespace
-   AND (p.proname LIKE '%outbox%' OR p.proname IN ('emit', 'claim', 'ack', 'nack', 'consume_once', 'create_topic', 'create_consumer'))
+   AND p.proname IN ('emit', 'claim', 'ack', 'nack', 'consume_once', 'create_topic', 'create_consumer',
+                     'outbox_replay', 'outbox_discard', 'purge_outbox')
  ORDER BY p.proname, p.oid::regprocedure::text;
 
 DROP VIEW lag;
