@@ -105,10 +105,50 @@ Datum outbox_lock_groups(FunctionCallInfo fcinfo) {
   return datum::text_array_datum(flat);
 }
 
+// _outbox_newest_state(tenant, consumer, topic) -> bigint: the newest version of the group's
+// consumer state in the latest committed data, 0 when there is none. A REPEATABLE READ or
+// SERIALIZABLE caller compares it with the version its snapshot sees: newer state it cannot see
+// is a serialization failure, never a stale cursor.
+Datum outbox_newest_state(FunctionCallInfo fcinfo) {
+  text* tenant = PG_GETARG_TEXT_PP(0);  // detoasted here, before any C++ object lives
+  text* consumer = PG_GETARG_TEXT_PP(1);
+  text* topic = PG_GETARG_TEXT_PP(2);
+  const int64 version = pg::guarded([&] {
+    const Oid ns = get_namespace_oid("idem", false);
+    const Oid rel_oid = get_relname_relid("outbox_cursor_states", ns);
+    const Oid index_oid = get_relname_relid("outbox_cursor_states_pkey", ns);
+    Relation rel = table_open(rel_oid, AccessShareLock);
+    Relation index = index_open(index_oid, AccessShareLock);
+    ScanKeyData keys[3];
+    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(tenant));
+    ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(consumer));
+    ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(topic));
+    for (ScanKeyData& k : keys) k.sk_collation = C_COLLATION_OID;
+    Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
+    SysScanDesc scan = systable_beginscan_ordered(rel, index, latest, 3, keys);
+    int64 found = 0;
+    HeapTuple tuple = systable_getnext_ordered(scan, BackwardScanDirection);
+    if (HeapTupleIsValid(tuple)) {
+      bool isnull = false;
+      const Datum value = heap_getattr(tuple, 4, RelationGetDescr(rel), &isnull);
+      if (!isnull) found = DatumGetInt64(value);
+    }
+    systable_endscan_ordered(scan);
+    UnregisterSnapshot(latest);
+    index_close(index, AccessShareLock);
+    table_close(rel, AccessShareLock);
+    return found;
+  });
+  return Int64GetDatum(version);
+}
+
 }  // namespace
 }  // namespace idem
 
 extern "C" {
+PG_FUNCTION_INFO_V1(idem_outbox_newest_state);
+Datum idem_outbox_newest_state(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_newest_state, fcinfo); }
+
 PG_FUNCTION_INFO_V1(idem_outbox_note);
 Datum idem_outbox_note(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_note, fcinfo); }
 

@@ -64,7 +64,7 @@ pgb() {
 }
 txns() { sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$OUT/$1.txt"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
-reset() { q -c "TRUNCATE ob_orders, peer_queue, idem.outbox_events, idem.outbox_commits, idem.outbox_groups, idem.outbox_cursors, idem.outbox_consumed, idem.outbox_dead_letters" >/dev/null; }
+reset() { q -c "TRUNCATE ob_orders, peer_queue, idem.outbox_events, idem.outbox_commits, idem.outbox_groups, idem.outbox_cursors, idem.outbox_cursor_states, idem.outbox_consumed, idem.outbox_dead_letters" >/dev/null; }
 
 step "emit overhead on the business write (${BENCH_SECONDS} s per run)"
 for c in 1 "$BENCH_CLIENTS"; do
@@ -155,7 +155,7 @@ horizon() {
   q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'" >/dev/null
   wait "$holder" 2>/dev/null || true
 }
-horizon ours emit.sql claim_ack.sql "'outbox_events','outbox_commits','outbox_cursors','outbox_consumed'"
+horizon ours emit.sql claim_ack.sql "'outbox_events','outbox_commits','outbox_cursors','outbox_cursor_states','outbox_consumed'"
 say "   ours backlog after the run: $(backlog claim_ack.sql)"
 horizon peer peer_enqueue.sql peer_consume.sql "'peer_queue'"
 say "   peer backlog after the run: $(backlog peer_consume.sql)"

@@ -70,17 +70,35 @@ CREATE TABLE idem.outbox_groups (
 COMMENT ON TABLE idem.outbox_groups IS 'Every (tenant, topic) that ever committed an event; claims discover new groups here.';
 
 -- ---------------------------------------------------------------------------------------------
--- Delivery state: one cursor per consumer and group, updated once per claim and once per ack
--- call (no indexed column changes, so the updates are HOT).
+-- Delivery state, per consumer and group. Nothing here is ever updated: outbox_cursors has one
+-- row per consumer and group that only serves as its lock (claim takes it FOR UPDATE SKIP LOCKED,
+-- ack and nack FOR UPDATE, consume_once FOR SHARE; a row lock writes no new version), and every
+-- claim, ack and nack appends the group's whole state to outbox_cursor_states. The newest state
+-- is one backward index step away however long another transaction holds the xmin horizon: no
+-- lookup walks dead row versions. purge_outbox deletes superseded states.
 
 CREATE TABLE idem.outbox_cursors (
+  tenant_id  text COLLATE "C" NOT NULL,
+  consumer   text COLLATE "C" NOT NULL,
+  topic      text COLLATE "C" NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (tenant_id, consumer, topic)
+);
+CREATE INDEX outbox_cursors_by_consumer ON idem.outbox_cursors (consumer, topic);
+COMMENT ON TABLE idem.outbox_cursors IS 'One row per consumer and (tenant, topic) group: the lock of its delivery state. Never updated.';
+
+-- Versions are drawn under the group's lock; CACHE 1 keeps them increasing across backends.
+CREATE SEQUENCE idem.outbox_state_seq AS bigint CACHE 1;
+
+CREATE TABLE idem.outbox_cursor_states (
   tenant_id          text COLLATE "C" NOT NULL,
   consumer           text COLLATE "C" NOT NULL,
   topic              text COLLATE "C" NOT NULL,
-  acked_position     bigint NOT NULL DEFAULT 0,   -- the last acked event, (position, event_id)
-  acked_event_id     bigint NOT NULL DEFAULT 0,
-  delivered_position bigint NOT NULL DEFAULT 0,   -- the last event ever handed out
-  delivered_event_id bigint NOT NULL DEFAULT 0,
+  version            bigint NOT NULL,
+  acked_position     bigint NOT NULL,             -- the last acked event, (position, event_id)
+  acked_event_id     bigint NOT NULL,
+  delivered_position bigint NOT NULL,             -- the last event ever handed out
+  delivered_event_id bigint NOT NULL,
   claim_token        uuid,                        -- the open claim: its token, deadline and the
   claim_until        timestamptz,                 -- events not yet acked past the prefix, in order
   claim_events       bigint[],
@@ -88,16 +106,17 @@ CREATE TABLE idem.outbox_cursors (
   claim_acked        bigint[],                    -- acked out of order (the prefix has moved on)
   last_token         uuid,                        -- the newest claim's token (re-acks are no-ops)
   head_event_id      bigint,                      -- the oldest unacked event and its failures
-  head_attempts      integer NOT NULL DEFAULT 0,
+  head_attempts      integer NOT NULL,
   head_error         text,
   not_before         timestamptz,                 -- after a nack: when the group may be claimed
   last_claimed_at    timestamptz,
-  PRIMARY KEY (tenant_id, consumer, topic),
+  written_at         timestamptz NOT NULL,
+  PRIMARY KEY (tenant_id, consumer, topic, version),
   CHECK ((claim_events IS NULL) = (claim_token IS NULL)),
   CHECK ((claim_events IS NULL) = (claim_until IS NULL))
 );
-CREATE INDEX outbox_cursors_by_consumer ON idem.outbox_cursors (consumer, topic);
-COMMENT ON TABLE idem.outbox_cursors IS 'Per consumer and (tenant, topic) group: how far it is acked and the open claim.';
+COMMENT ON TABLE idem.outbox_cursor_states IS
+  'Append-only: the delivery state of a consumer and group after each claim, ack and nack; the newest version is the state.';
 
 CREATE TABLE idem.outbox_dead_letters (
   tenant_id           text COLLATE "C" NOT NULL,
@@ -143,6 +162,8 @@ SELECT pg_catalog.pg_extension_config_dump('idem.outbox_events', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_commits', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_groups', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_cursors', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_state_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_cursor_states', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_dead_letters', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_consumed', '');
 
@@ -157,6 +178,10 @@ CREATE FUNCTION idem._outbox_lock_groups(tenant text, topic text) RETURNS text[]
   AS 'MODULE_PATHNAME', 'idem_outbox_lock_groups' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION idem._outbox_lock_groups(text, text) IS
   'Locks every group this transaction emitted to, in one global order, until it ends; returns {tenant, topic, ...} in that order.';
+CREATE FUNCTION idem._outbox_newest_state(tenant text, consumer text, topic text) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'idem_outbox_newest_state' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION idem._outbox_newest_state(text, text, text) IS
+  'The newest version of a consumer''s state of a group in the latest committed data (0: none), whatever the caller''s snapshot.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Registering topics and consumers.
@@ -309,6 +334,69 @@ BEGIN
 END $$;
 
 -- ---------------------------------------------------------------------------------------------
+-- A group's delivery state: read the newest, lock, append.
+
+-- The newest state (version 0 with nothing acked when the group was never claimed).
+CREATE FUNCTION idem._outbox_state(p_tenant text, p_consumer text, p_topic text) RETURNS idem.outbox_cursor_states
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  r idem.outbox_cursor_states;
+BEGIN
+  SELECT * INTO r FROM idem.outbox_cursor_states s
+   WHERE s.tenant_id = p_tenant AND s.consumer = p_consumer AND s.topic = p_topic
+   ORDER BY s.version DESC LIMIT 1;
+  IF NOT FOUND THEN
+    r.tenant_id := p_tenant; r.consumer := p_consumer; r.topic := p_topic; r.version := 0;
+    r.acked_position := 0; r.acked_event_id := 0; r.delivered_position := 0; r.delivered_event_id := 0;
+    r.head_attempts := 0;
+  END IF;
+  RETURN r;
+END $$;
+
+-- Locks the group's state for this transaction and returns it; NULL fields when the group has no
+-- cursor, or p_mode is 'skip' and another transaction holds it. Modes: 'skip' (claim: FOR UPDATE
+-- SKIP LOCKED), 'wait' (ack, nack: FOR UPDATE), 'share' (consume_once's fence: FOR SHARE).
+CREATE FUNCTION idem._outbox_lock(p_tenant text, p_consumer text, p_topic text, p_mode text) RETURNS idem.outbox_cursor_states
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  r idem.outbox_cursor_states;
+BEGIN
+  IF p_mode = 'skip' THEN
+    PERFORM 1 FROM idem.outbox_cursors c
+     WHERE c.tenant_id = p_tenant AND c.consumer = p_consumer AND c.topic = p_topic FOR UPDATE SKIP LOCKED;
+  ELSIF p_mode = 'wait' THEN
+    PERFORM 1 FROM idem.outbox_cursors c
+     WHERE c.tenant_id = p_tenant AND c.consumer = p_consumer AND c.topic = p_topic FOR UPDATE;
+  ELSE
+    PERFORM 1 FROM idem.outbox_cursors c
+     WHERE c.tenant_id = p_tenant AND c.consumer = p_consumer AND c.topic = p_topic FOR SHARE;
+  END IF;
+  IF NOT FOUND THEN
+    RETURN r;
+  END IF;
+  -- Read after the lock, in a statement of its own: under READ COMMITTED it sees every state
+  -- written by whoever held the lock before. A snapshot older than the newest state (REPEATABLE
+  -- READ, SERIALIZABLE) must not act on what it sees.
+  r := idem._outbox_state(p_tenant, p_consumer, p_topic);
+  IF current_setting('transaction_isolation') <> 'read committed'
+     AND idem._outbox_newest_state(p_tenant, p_consumer, p_topic) <> r.version THEN
+    RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+      MESSAGE = format('the outbox state of consumer %L for %s/%s changed after this transaction''s snapshot', p_consumer, p_tenant, p_topic),
+      HINT = 'Retry the transaction.';
+  END IF;
+  RETURN r;
+END $$;
+
+-- Appends r as the group's newest state; the caller holds the group's lock.
+CREATE FUNCTION idem._outbox_write(r idem.outbox_cursor_states) RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  r.version := nextval('idem.outbox_state_seq');
+  r.written_at := clock_timestamp();
+  INSERT INTO idem.outbox_cursor_states SELECT r.*;
+END $$;
+
+-- ---------------------------------------------------------------------------------------------
 -- claim: never waits. Replays an operator asked for come first, then groups in the order they
 -- were last served; each group's events go out in commit order, to one claim at a time.
 
@@ -327,10 +415,13 @@ DECLARE
   v_until timestamptz;
   v_token uuid := gen_random_uuid();
   v_left integer;
-  cur idem.outbox_cursors;
+  cand record;
+  cur idem.outbox_cursor_states;
   d record;
   v_ids bigint[];
   v_positions bigint[];
+  v_last integer;
+  v_taken_over boolean;
   v_seen text[] := '{}';
 BEGIN
   v_consumer := idem._outbox_consumer(consumer);
@@ -384,55 +475,59 @@ BEGIN
     v_left := v_left - 1;
   END LOOP;
 
-  -- Groups with events past their cursor and no live claim, locked one at a time (a FOR loop
-  -- would fetch and lock ten at once and starve concurrent claims).
+  -- Groups with events past their cursor and no live claim, taken one at a time: pick one by its
+  -- newest state, lock it without waiting, and decide again on the state read under the lock.
   LOOP
     EXIT WHEN v_left <= 0;
-    SELECT * INTO cur FROM idem.outbox_cursors c
+    SELECT c.tenant_id, c.topic INTO cand FROM idem.outbox_cursors c
+      LEFT JOIN LATERAL (SELECT * FROM idem.outbox_cursor_states x
+                          WHERE x.tenant_id = c.tenant_id AND x.consumer = c.consumer AND x.topic = c.topic
+                          ORDER BY x.version DESC LIMIT 1) s ON true
      WHERE c.consumer = claim.consumer AND c.topic = ANY (v_topics)
-       AND (c.claim_until IS NULL OR c.claim_until <= v_now)
-       AND (c.not_before IS NULL OR c.not_before <= v_now)
-       AND NOT (c.tenant_id || chr(31) || c.topic = ANY (v_seen))
-       AND EXISTS (SELECT 1 FROM idem.outbox_commits m JOIN idem.outbox_events e
-                     ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
-                    WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= c.acked_position
-                      AND (m.position, e.event_id) > (c.acked_position, c.acked_event_id))
-     ORDER BY c.last_claimed_at NULLS FIRST, c.tenant_id, c.topic
-     LIMIT 1 FOR UPDATE SKIP LOCKED;
+       AND NOT (c.tenant_id || chr(31) || c.topic = ANY (v_seen))  -- tenants and topics hold no control characters
+       AND (s.claim_until IS NULL OR s.claim_until <= v_now)
+       AND (s.not_before IS NULL OR s.not_before <= v_now)
+       -- Commits past the cursor drive (an index range from the cursor: nothing acked is read).
+       -- OFFSET 0 keeps each EXISTS a correlated probe (the planner would otherwise turn it into
+       -- a semi-join that reads every commit of the group), ORDER BY makes it walk the position
+       -- index from the cursor rather than the xid index with a filter.
+       AND EXISTS (SELECT 1 FROM idem.outbox_commits m
+                    WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= coalesce(s.acked_position, 0)
+                      AND EXISTS (SELECT 1 FROM idem.outbox_events e
+                                   WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+                                     AND (m.position, e.event_id) > (coalesce(s.acked_position, 0), coalesce(s.acked_event_id, 0))
+                                  OFFSET 0)
+                    ORDER BY m.position OFFSET 0)
+     ORDER BY s.last_claimed_at NULLS FIRST, c.tenant_id, c.topic
+     LIMIT 1;
     EXIT WHEN NOT FOUND;
-    v_seen := v_seen || (cur.tenant_id || chr(31) || cur.topic);  -- tenants and topics hold no control characters
-    IF cur.claim_events IS NOT NULL THEN
+    v_seen := v_seen || (cand.tenant_id || chr(31) || cand.topic);
+    cur := idem._outbox_lock(cand.tenant_id, claim.consumer, cand.topic, 'skip');
+    CONTINUE WHEN cur.tenant_id IS NULL;                      -- another claim holds it
+    CONTINUE WHEN cur.claim_until > v_now OR cur.not_before > v_now;  -- claimed or nacked meanwhile
+    v_taken_over := cur.claim_events IS NOT NULL;
+    IF v_taken_over THEN
       -- Taking over a claim whose visibility ran out: it counts as a failure of its oldest event.
       cur := idem._outbox_fail_head(v_consumer, cur, format('claim expired at %s without an ack', cur.claim_until), v_now);
     END IF;
     SELECT array_agg(n.event_id ORDER BY n.position, n.event_id), array_agg(n.position ORDER BY n.position, n.event_id)
       INTO v_ids, v_positions
-      FROM (SELECT e.event_id, m.position FROM idem.outbox_commits m JOIN idem.outbox_events e
-                ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+      FROM (SELECT e.event_id, m.position FROM idem.outbox_commits m
+             CROSS JOIN LATERAL (SELECT x.event_id FROM idem.outbox_events x
+                                  WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.xid = m.xid
+                                    AND (m.position, x.event_id) > (cur.acked_position, cur.acked_event_id)
+                                  ORDER BY x.event_id OFFSET 0) e
              WHERE m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position >= cur.acked_position
-               AND (m.position, e.event_id) > (cur.acked_position, cur.acked_event_id)
              ORDER BY m.position, e.event_id LIMIT v_left) n;
     IF v_ids IS NULL THEN
-      -- Nothing left (its last event went to the dead letters just now): keep what changed.
-      UPDATE idem.outbox_cursors c SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
-             claim_token = NULL, claim_until = NULL, claim_events = NULL, claim_positions = NULL, claim_acked = NULL,
-             head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error
-       WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+      -- Nothing left to hand out (the last event went to the dead letters just now, or another
+      -- claim acked it between the pick and the lock): keep a takeover's changes.
+      IF v_taken_over THEN
+        PERFORM idem._outbox_write(cur);
+      END IF;
       CONTINUE;
     END IF;
-    UPDATE idem.outbox_cursors c
-       SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
-           claim_token = v_token, claim_until = v_until, claim_events = v_ids, claim_positions = v_positions,
-           claim_acked = '{}', last_token = v_token,
-           delivered_position = CASE WHEN (v_positions[cardinality(v_ids)], v_ids[cardinality(v_ids)])
-                                          > (cur.delivered_position, cur.delivered_event_id)
-                                     THEN v_positions[cardinality(v_ids)] ELSE cur.delivered_position END,
-           delivered_event_id = CASE WHEN (v_positions[cardinality(v_ids)], v_ids[cardinality(v_ids)])
-                                          > (cur.delivered_position, cur.delivered_event_id)
-                                     THEN v_ids[cardinality(v_ids)] ELSE cur.delivered_event_id END,
-           head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error,
-           not_before = NULL, last_claimed_at = v_now
-     WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+    v_last := cardinality(v_ids);
     RETURN QUERY
       SELECT e.event_id, e.tenant_id, e.topic, e.key, e.payload, e.emitted_at, m.committed_at,
              CASE WHEN e.event_id = cur.head_event_id THEN cur.head_attempts + 1 ELSE 1 END,
@@ -441,7 +536,15 @@ BEGIN
         JOIN idem.outbox_commits m ON m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position = u.pos
         JOIN idem.outbox_events e ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid AND e.event_id = u.id
        ORDER BY u.n;
-    v_left := v_left - cardinality(v_ids);
+    IF (v_positions[v_last], v_ids[v_last]) > (cur.delivered_position, cur.delivered_event_id) THEN
+      cur.delivered_position := v_positions[v_last];
+      cur.delivered_event_id := v_ids[v_last];
+    END IF;
+    cur.claim_token := v_token; cur.claim_until := v_until;
+    cur.claim_events := v_ids; cur.claim_positions := v_positions; cur.claim_acked := '{}';
+    cur.last_token := v_token; cur.not_before := NULL; cur.last_claimed_at := v_now;
+    PERFORM idem._outbox_write(cur);
+    v_left := v_left - v_last;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION idem.claim(text, text[], integer, interval) IS
@@ -450,8 +553,8 @@ COMMENT ON FUNCTION idem.claim(text, text[], integer, interval) IS
 -- A failure of the group's oldest unacked event (nack, or a claim that expired): count it, and
 -- past max_attempts move the event to the dead letters and the cursor past it. Returns the
 -- cursor as it must be written; the caller writes it.
-CREATE FUNCTION idem._outbox_fail_head(p_consumer idem.outbox_consumers, cur idem.outbox_cursors, p_error text,
-                                       p_now timestamptz) RETURNS idem.outbox_cursors
+CREATE FUNCTION idem._outbox_fail_head(p_consumer idem.outbox_consumers, cur idem.outbox_cursor_states, p_error text,
+                                       p_now timestamptz) RETURNS idem.outbox_cursor_states
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 DECLARE
   v_head bigint := cur.claim_events[1];
@@ -491,13 +594,12 @@ CREATE FUNCTION idem._outbox_ack_group(p_consumer text, p_tenant text, p_topic t
                                        p_positions bigint[], p_token uuid) RETURNS integer
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 DECLARE
-  cur idem.outbox_cursors;
+  cur idem.outbox_cursor_states;
   v_acked bigint[];
   v_n integer := 0;
   i integer;
 BEGIN
-  SELECT * INTO cur FROM idem.outbox_cursors c
-   WHERE c.tenant_id = p_tenant AND c.consumer = p_consumer AND c.topic = p_topic FOR UPDATE;
+  cur := idem._outbox_lock(p_tenant, p_consumer, p_topic, 'wait');
   FOR i IN 1 .. cardinality(p_ids) LOOP
     IF cur.claim_events IS NOT NULL AND p_ids[i] = ANY (cur.claim_events) THEN
       IF cur.claim_token <> p_token THEN
@@ -546,12 +648,7 @@ BEGIN
     cur.claim_events := cur.claim_events[i:];
     cur.claim_positions := cur.claim_positions[i:];
   END IF;
-  UPDATE idem.outbox_cursors c
-     SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
-         claim_token = cur.claim_token, claim_until = cur.claim_until, claim_events = cur.claim_events,
-         claim_positions = cur.claim_positions, claim_acked = cur.claim_acked,
-         head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error
-   WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+  PERFORM idem._outbox_write(cur);
   RETURN v_n;
 END $$;
 
@@ -634,7 +731,7 @@ CREATE FUNCTION idem.nack(consumer text, event_id bigint, token uuid, error text
 DECLARE
   v_consumer idem.outbox_consumers;
   ev record;
-  cur idem.outbox_cursors;
+  cur idem.outbox_cursor_states;
   d idem.outbox_dead_letters;
   v_now timestamptz := clock_timestamp();
   v_delay interval;
@@ -663,8 +760,7 @@ BEGIN
      WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
     RETURN 'dead_letter';
   END IF;
-  SELECT * INTO cur FROM idem.outbox_cursors c
-   WHERE c.tenant_id = ev.tenant_id AND c.consumer = nack.consumer AND c.topic = ev.topic FOR UPDATE;
+  cur := idem._outbox_lock(ev.tenant_id, nack.consumer, ev.topic, 'wait');
   IF cur.claim_events IS NULL OR NOT (event_id = ANY (cur.claim_events)) THEN
     PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
       format('event %s is not in an open claim of consumer %L', event_id, consumer), 'Claim again.');
@@ -684,12 +780,7 @@ BEGIN
     v_delay := coalesce(retry_in, least(interval '1 second' * power(2, cur.head_attempts - 1), interval '5 minutes'));
     cur.not_before := v_now + v_delay;
   END IF;
-  UPDATE idem.outbox_cursors c
-     SET acked_position = cur.acked_position, acked_event_id = cur.acked_event_id,
-         claim_token = NULL, claim_until = NULL, claim_events = NULL, claim_positions = NULL, claim_acked = NULL,
-         head_event_id = cur.head_event_id, head_attempts = cur.head_attempts, head_error = cur.head_error,
-         not_before = cur.not_before
-   WHERE c.tenant_id = cur.tenant_id AND c.consumer = cur.consumer AND c.topic = cur.topic;
+  PERFORM idem._outbox_write(cur);
   RETURN CASE WHEN cur.head_event_id IS NULL THEN 'dead_letter' ELSE 'retry' END;
 END $$;
 COMMENT ON FUNCTION idem.nack(text, bigint, uuid, text, interval) IS
@@ -703,17 +794,16 @@ CREATE FUNCTION idem.consume_once(consumer text, event_id bigint, token uuid DEF
   SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 DECLARE
   ev record;
-  cur record;
+  cur idem.outbox_cursor_states;
 BEGIN
   PERFORM idem._outbox_consumer(consumer);
   ev := idem._outbox_event(consumer, event_id);
   IF token IS NOT NULL THEN
     -- Fencing: hold the claim (a share lock until this transaction ends) so it cannot be taken
     -- over while the effect commits; a claim already taken over refuses the effect.
-    SELECT c.claim_token, c.claim_events INTO cur FROM idem.outbox_cursors c
-     WHERE c.tenant_id = ev.tenant_id AND c.consumer = consume_once.consumer AND c.topic = ev.topic FOR SHARE;
+    cur := idem._outbox_lock(ev.tenant_id, consume_once.consumer, ev.topic, 'share');
     -- coalesce: a group without an open claim (claim_token NULL) must refuse, not pass.
-    IF NOT coalesce(FOUND AND cur.claim_token = token AND event_id = ANY (cur.claim_events), false) THEN
+    IF NOT coalesce(cur.claim_token = token AND event_id = ANY (cur.claim_events), false) THEN
       PERFORM 1 FROM idem.outbox_dead_letters d
        WHERE d.tenant_id = ev.tenant_id AND d.consumer = consume_once.consumer AND d.event_id = consume_once.event_id
          AND d.claim_token = token AND d.resolved_at IS NULL FOR SHARE;
@@ -775,13 +865,18 @@ SELECT s.consumer, s.topic,
          WHERE d.consumer = s.consumer AND d.topic = s.topic AND d.resolved_at IS NULL) AS dead_letters
   FROM idem.outbox_subscriptions s
   LEFT JOIN idem.outbox_groups g ON g.topic = s.topic
-  LEFT JOIN idem.outbox_cursors c ON c.tenant_id = g.tenant_id AND c.consumer = s.consumer AND c.topic = s.topic
+  LEFT JOIN LATERAL (SELECT * FROM idem.outbox_cursor_states x
+                      WHERE x.tenant_id = g.tenant_id AND x.consumer = s.consumer AND x.topic = s.topic
+                      ORDER BY x.version DESC LIMIT 1) c ON true
   LEFT JOIN LATERAL (
     SELECT count(*) AS backlog, min(m.committed_at) AS oldest_committed_at
-      FROM idem.outbox_commits m JOIN idem.outbox_events e
-        ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
-     WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position >= coalesce(c.acked_position, 0)
-       AND (m.position, e.event_id) > (coalesce(c.acked_position, 0), coalesce(c.acked_event_id, 0))) b ON true
+      FROM (SELECT * FROM idem.outbox_commits y
+             WHERE y.tenant_id = g.tenant_id AND y.topic = g.topic AND y.position >= coalesce(c.acked_position, 0)
+             ORDER BY y.position OFFSET 0) m  -- the position index from the cursor, not all commits
+     CROSS JOIN LATERAL (SELECT x.event_id FROM idem.outbox_events x
+                          WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.xid = m.xid
+                            AND (m.position, x.event_id) > (coalesce(c.acked_position, 0), coalesce(c.acked_event_id, 0))
+                          OFFSET 0) e) b ON true
  GROUP BY s.consumer, s.topic;
 COMMENT ON VIEW idem.outbox_lag IS
   'Per consumer and topic: committed events not yet acked (backlog), the oldest one''s commit time and age, groups claimed or retrying now, open dead letters.';
@@ -809,9 +904,21 @@ BEGIN
     SELECT array_agg(s.consumer) INTO v_consumers FROM idem.outbox_subscriptions s WHERE s.topic = g.topic;
     -- Whole transactions every consumer of the topic has acked (a consumer without a cursor has
     -- acked nothing of the group).
-    SELECT min(CASE WHEN c.tenant_id IS NULL THEN 0 ELSE c.acked_position END) INTO v_safe
-      FROM unnest(coalesce(v_consumers, '{}')) AS s(consumer)
-      LEFT JOIN idem.outbox_cursors c ON c.tenant_id = g.tenant_id AND c.consumer = s.consumer AND c.topic = g.topic;
+    -- v_safe: the first position some consumer has not fully acked (the commit a consumer's ack
+    -- stopped in is done only if its last event is acked).
+    SELECT min(CASE WHEN st.acked_event_id >= coalesce(
+                       (SELECT max(e.event_id) FROM idem.outbox_commits m JOIN idem.outbox_events e
+                            ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+                         WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position = st.acked_position), 0)
+                    THEN st.acked_position + 1 ELSE st.acked_position END) INTO v_safe
+      FROM unnest(coalesce(v_consumers, '{}')) AS s(consumer),
+           LATERAL idem._outbox_state(g.tenant_id, s.consumer, g.topic) st;
+    -- Superseded delivery states (never the newest: a state newer than this snapshot's newest
+    -- is not seen, so what is deleted is older still).
+    DELETE FROM idem.outbox_cursor_states x
+     WHERE x.tenant_id = g.tenant_id AND x.topic = g.topic AND x.consumer = ANY (coalesce(v_consumers, '{}'))
+       AND x.version < (SELECT max(y.version) FROM idem.outbox_cursor_states y
+                         WHERE y.tenant_id = x.tenant_id AND y.consumer = x.consumer AND y.topic = x.topic);
     v_safe := coalesce(v_safe, 9223372036854775807);
     -- A transaction with an open dead letter stays: replaying it needs the event (ack, nack and
     -- consume_once look it up) and its consume_once rows.
