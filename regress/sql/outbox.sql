@@ -599,6 +599,24 @@ SELECT idem.purge_outbox('0') AS purged_once_resolved;
 SELECT e.name, x.event_id IS NOT NULL AS event_kept FROM ev e LEFT JOIN idem.outbox_events x USING (event_id)
  WHERE e.name LIKE 'a_' ORDER BY 1;
 
+-- Two dead letters of one group, one of them replayed: acking both under the replay's token is
+-- refused as a whole (the other is not claimed for replay), and changes nothing.
+SELECT emit_as('b1', 't-b', 'alerts', '{"alert":"b1"}') AS b1;
+SELECT emit_as('b2', 't-b', 'alerts', '{"alert":"b2"}') AS b2;
+SELECT * FROM take('q1', 'pager', 1);
+SELECT idem.nack('pager', ev('b1'), tok('q1'), 'pager service down') AS outcome;
+SELECT * FROM take('q2', 'pager', 1);
+SELECT idem.nack('pager', ev('b2'), tok('q2'), 'pager service down') AS outcome;
+SELECT idem.outbox_replay('pager', ev('b1'));
+SELECT * FROM take('q3', 'pager');
+SELECT outbox_state() AS s0 \gset
+SELECT outbox_error($$SELECT idem.ack('pager', ARRAY[ev('b1'), ev('b2')], tok('q3'))$$) AS with_unreplayed_dead_letter;
+SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
+SELECT idem.ack('pager', ev('b1'), tok('q3'));
+SELECT idem.outbox_discard('pager', ev('b2'), 'duplicate alert');
+SELECT e.name, d.attempts, d.resolution FROM idem.outbox_dead_letters d JOIN ev e USING (event_id)
+ WHERE d.consumer = 'pager' ORDER BY 1;
+
 --
 -- Privileges: a service emits, claims, acks, nacks and consume_once's through the functions, and
 -- reads the lag; it cannot write or read the outbox tables, draw from the sequence, register
