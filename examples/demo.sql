@@ -90,3 +90,33 @@ SELECT from_state, to_state, outcome FROM idem.transition_log WHERE row_key = 'o
 SELECT count(*) AS double_charges FROM idem.double_charges();
 SELECT outcome, mutation_type, generation, handler_called, handler_response ->> 'charge_id' AS charge, retry_count
   FROM idem.key_history('acme', 'capture-7d3f0a9e-5b1c-4e2a');
+
+\echo
+\echo '10. The order event leaves with the order (transactional outbox): never lost, never applied twice'
+SELECT idem.create_topic('serving.checkout.order_intent') AS topic_created;
+SELECT idem.create_consumer('sync_plane', ARRAY['serving.checkout.order_intent']);
+CREATE TABLE synced_orders (order_id text PRIMARY KEY, amount text NOT NULL);
+\echo '   Three checkouts emit their order_intent in their own transaction; the second one rolls back.'
+BEGIN;
+SELECT idem.emit('acme', 'serving.checkout.order_intent', '{"order_id":"ord_2001","amount":"19.99"}', 'ord_2001') AS event_id;
+COMMIT;
+BEGIN;
+SELECT idem.emit('acme', 'serving.checkout.order_intent', '{"order_id":"ord_2002","amount":"5.00"}', 'ord_2002') AS event_id;
+ROLLBACK;
+BEGIN;
+SELECT idem.emit('acme', 'serving.checkout.order_intent', '{"order_id":"ord_2003","amount":"7.50"}', 'ord_2003') AS event_id;
+COMMIT;
+SELECT consumer, topic, backlog FROM idem.outbox_lag;
+\echo '   The sync plane claims (never blocks; in commit order) and, in one transaction, applies each'
+\echo '   event once (consume_once) and acks the batch:'
+CREATE TEMP TABLE batch AS SELECT * FROM idem.claim('sync_plane', NULL, 100, '30 seconds');
+SELECT event_id, payload ->> 'order_id' AS order_id, attempt, redelivered FROM batch ORDER BY event_id;
+BEGIN;
+INSERT INTO synced_orders
+  SELECT payload ->> 'order_id', payload ->> 'amount' FROM batch WHERE idem.consume_once('sync_plane', event_id, token);
+SELECT idem.ack('sync_plane', array_agg(event_id), min(token::text)::uuid) AS acked FROM batch;
+COMMIT;
+\echo '   A redelivery (a worker that died before its ack) is refused by consume_once:'
+SELECT event_id, idem.consume_once('sync_plane', event_id) AS apply_again FROM batch ORDER BY event_id;
+SELECT order_id, amount FROM synced_orders ORDER BY order_id;
+SELECT consumer, topic, backlog, dead_letters FROM idem.outbox_lag;

@@ -129,8 +129,10 @@ dead() {
   q -F ' ' -c "SELECT string_agg(relname || '=' || n_dead_tup, ' ' ORDER BY relname) FROM pg_stat_user_tables
                 WHERE relname IN ($1)"
 }
+# horizon NAME WRITER CONSUMER TABLES RETENTION: RETENTION is the SQL that ages acked rows out,
+# run every fifth of the run (ours: purge_outbox; the peer deletes as it consumes).
 horizon() {
-  local name=$1 writer=$2 consumer=$3 tables=$4
+  local name=$1 writer=$2 consumer=$3 tables=$4 retention=$5
   reset
   q -c "VACUUM ANALYZE" >/dev/null
   # The holder: a repeatable-read snapshot that stays open for the whole run.
@@ -145,7 +147,9 @@ horizon() {
   local c=$!
   for i in 1 2 3 4 5; do
     sleep $((HORIZON / 5))
-    say "   $name t=$((i * HORIZON / 5))s dead: $(dead "$tables")"
+    local purged=""
+    [ -z "$retention" ] || purged=" | retention deleted $(q -c "$retention")"
+    say "   $name t=$((i * HORIZON / 5))s dead: $(dead "$tables")$purged"
   done
   wait "$w" "$c" || problems+=("horizon $name: pgbench failed")
   grep '^progress' "$OUT/horizon-$name-consumer.txt" | sed "s/^/   $name consumer calls: /" | tee -a "$SUMMARY"
@@ -155,9 +159,10 @@ horizon() {
   q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'" >/dev/null
   wait "$holder" 2>/dev/null || true
 }
-horizon ours emit.sql claim_ack.sql "'outbox_events','outbox_commits','outbox_cursors','outbox_cursor_states','outbox_consumed'"
+horizon ours emit.sql claim_ack.sql "'outbox_events','outbox_commits','outbox_cursors','outbox_cursor_states','outbox_consumed'" \
+  "SELECT idem.purge_outbox('0 seconds', 100000)"
 say "   ours backlog after the run: $(backlog claim_ack.sql)"
-horizon peer peer_enqueue.sql peer_consume.sql "'peer_queue'"
+horizon peer peer_enqueue.sql peer_consume.sql "'peer_queue'" ""
 say "   peer backlog after the run: $(backlog peer_consume.sql)"
 
 echo
