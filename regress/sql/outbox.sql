@@ -528,9 +528,10 @@ SELECT * FROM lag WHERE topic = 'ledger';
 SELECT * FROM lag WHERE topic <> 'ledger';
 
 --
--- purge_outbox: deletes whole transactions every consumer of the topic has acked past (the
--- last acked one stays) and that committed more than older_than ago, with their commit and
--- consume_once rows; a consumer that never claimed a group has acked nothing of it.
+-- purge_outbox: deletes whole transactions every consumer of the topic has acked to their last
+-- event and that committed more than older_than ago, with their commit and consume_once rows; a
+-- consumer that never claimed a group has acked nothing of it; an open dead letter's transaction
+-- stays.
 --
 SELECT outbox_state() AS s0 \gset
 SELECT outbox_error($$SELECT idem.purge_outbox(NULL)$$) AS null_age;
@@ -543,8 +544,7 @@ SELECT idem.consume_once('books-a', ev('l1')) AS applied_l1;
 SELECT idem.purge_outbox() AS purged_older_than_7_days;
 SELECT idem.purge_outbox('1 hour') AS purged_older_than_1_hour;
 SELECT * FROM outbox_rows;
--- ledger: books-a acked all of t-l, books-b up to l1: nothing of t-l is behind both but what
--- precedes l1 (nothing); t-l2: both acked l4, the last one, which stays.
+-- Everything committed less than an hour ago: nothing is purged, acked or not.
 SELECT e.name AS purged_ledger_events FROM ev e WHERE e.name LIKE 'l_' AND NOT EXISTS (SELECT 1 FROM idem.outbox_events x WHERE x.event_id = e.event_id) ORDER BY 1;
 SELECT * FROM take('lb3', 'books-b', 1);
 SELECT idem.ack('books-b', ev('l2'), tok('lb3'));
@@ -554,9 +554,9 @@ SELECT count(*) AS consumed_rows_of_l1 FROM idem.outbox_consumed WHERE event_id 
 SELECT idem.purge_outbox('0') AS purged;
 SELECT e.name, k.consumer AS consume_once_rows_kept FROM idem.outbox_consumed k JOIN ev e USING (event_id) ORDER BY 1, 2;
 SELECT e.name AS kept_events FROM ev e JOIN idem.outbox_events x USING (event_id) ORDER BY x.event_id;
--- What is kept, and why: l2 (books-b's last ack of t-l), l3 (books-b has not acked it), l4 (the
--- last ack of t-l2); of the other topics, each group's last acked transaction, r3 (retrying),
--- m1 to m3 (mailer-2 never claimed), and the commit rows of the kept transactions only.
+-- What is kept, and why: l3 (books-b has not acked it), r3 (retrying, never acked), m1 to m3
+-- (mailer-2 never claimed); everything else was acked by every consumer of its topic. Commit rows
+-- go with their transactions' events.
 SELECT count(*) AS commits_without_events FROM idem.outbox_commits m
  WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_events e WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid);
 SELECT count(*) AS events_without_commit FROM idem.outbox_events e
@@ -570,6 +570,23 @@ SELECT idem.create_consumer('books-c', '{ledger}');
 SELECT * FROM take('lc1', 'books-c');
 SELECT idem.ack('books-b', ev('l3'), (SELECT token FROM idem.claim('books-b', batch => 1)));
 SELECT idem.purge_outbox('0') AS purged_while_books_c_has_not_acked;
+
+-- A transaction is purged only once its last event is acked: an ack that stopped inside it
+-- keeps all of it.
+SELECT idem.create_topic('receipts');
+SELECT idem.create_consumer('archiver', '{receipts}');
+BEGIN;
+SELECT emit_as('k1', 't-k', 'receipts', '{"k":1}') AS k1;
+SELECT emit_as('k2', 't-k', 'receipts', '{"k":2}') AS k2;
+COMMIT;
+SELECT * FROM take('ka', 'archiver', 1);
+SELECT idem.ack('archiver', ev('k1'), tok('ka'));
+SELECT idem.purge_outbox('0') AS purged_with_k2_unacked;
+SELECT * FROM take('kb', 'archiver');
+SELECT idem.ack('archiver', ev('k2'), tok('kb'));
+SELECT idem.purge_outbox('0') AS purged_once_k2_acked;
+SELECT e.name, x.event_id IS NOT NULL AS event_kept FROM ev e LEFT JOIN idem.outbox_events x USING (event_id)
+ WHERE e.name LIKE 'k_' ORDER BY 1;
 
 -- Bug regression: purge deleted the event of an open dead letter once the group had moved past
 -- it; its replay was then handed out on every claim and could never be acked, nacked or
