@@ -34,11 +34,13 @@ inline void copy_text(char* dst, std::size_t cap, const char* src) noexcept {
 
 }  // namespace boundary_detail
 
-template <typename Impl>
-Datum Invoke(Impl impl, FunctionCallInfo fcinfo) noexcept {
+// The same boundary for a body that is not an SQL function (a transaction callback): returns
+// what body returns, or raises its failure once every C++ frame of it is gone.
+template <typename Body>
+auto Guard(Body body) noexcept -> decltype(body()) {
   boundary_detail::Failure failure;
   try {
-    return impl(fcinfo);
+    return body();
   } catch (const Error& e) {
     boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(e.code()));
     boundary_detail::copy_text(failure.message, sizeof failure.message, e.what());
@@ -57,8 +59,13 @@ Datum Invoke(Impl impl, FunctionCallInfo fcinfo) noexcept {
     boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(ErrorCode::Internal));
     boundary_detail::copy_text(failure.message, sizeof failure.message, "ERR_INTERNAL: unexpected non-standard C++ exception");
   }
-  // Out of every catch scope: the exception object and all C++ frames of impl are gone.
+  // Out of every catch scope: the exception object and all C++ frames of body are gone.
   boundary_detail::raise(failure);
+}
+
+template <typename Impl>
+Datum Invoke(Impl impl, FunctionCallInfo fcinfo) noexcept {
+  return Guard([&] { return impl(fcinfo); });
 }
 
 }  // namespace idem

@@ -2,6 +2,7 @@
 #include "core/interrupts.hpp"
 #include "extension/gucs.hpp"
 #include "extension/machine_cache.hpp"
+#include "extension/outbox_functions.hpp"
 #include "extension/pg/pg_error.hpp"
 #include "extension/store_functions.hpp"
 #include "extension/pg/postgres.hpp"
@@ -28,6 +29,7 @@ void poll_backend_interrupts() {
 void _PG_init(void) {
   idem::gucs::define();
   RegisterXactCallback(idem::check_durability_at_commit, nullptr);
+  RegisterXactCallback(idem::sequence_outbox_at_commit, nullptr);
   RegisterSubXactCallback(idem::reset_audit_purge_on_abort, nullptr);
   idem::set_interrupt_poll(poll_backend_interrupts);
   idem::machines::register_invalidation();

@@ -1,7 +1,8 @@
-// The outbox's commit sequencing (docs/outbox.md): every (tenant, topic) an emitting transaction
-// wrote to is locked at commit, in one global order, and holds its lock until the commit is
-// visible; the position the sequencing trigger draws under that lock is therefore the commit
-// order of the group. This file keeps the groups a transaction emitted to and takes their locks.
+// The outbox's commit sequencing (docs/outbox.md). idem.emit notes every (tenant, topic) group its
+// transaction writes to and draws the transaction's outbox id; at PRE_COMMIT (and PRE_PREPARE),
+// after every deferred trigger has run, a transaction callback locks all noted groups in one
+// global order and has idem._outbox_sequence_group draw each one's commit position. The locks are
+// held until the commit is visible, so a group's positions are its commit order.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "core/keys/key_validation.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
+#include "extension/gucs.hpp"
+#include "extension/outbox_functions.hpp"
 
 namespace idem {
 namespace {
@@ -26,17 +29,25 @@ struct Group {
   bool operator==(const Group& o) const { return tenant == o.tenant && topic == o.topic; }
 };
 
-// The groups this backend's current transaction emitted to. A group noted in a subtransaction
-// that rolled back stays: locking one group too many costs a wait, never an event.
+// The groups this backend's current transaction emitted to, and its outbox id (drawn from
+// idem.outbox_txn_seq at the first emit: unlike an xid it is never reused, also in a cluster restored
+// from a dump). A group noted in a subtransaction that rolled back stays noted: at commit it is
+// locked and, having no event, left without a commit row.
 std::vector<Group> noted_groups;
+int64 transaction_outbox_id = 0;
 LocalTransactionId noted_in = InvalidLocalTransactionId;
 
 std::vector<Group>& groups_of_this_transaction() {
   if (noted_in != MyProc->lxid) {
     noted_groups.clear();
+    transaction_outbox_id = 0;
     noted_in = MyProc->lxid;
   }
   return noted_groups;
+}
+
+Oid idem_relation(const char* name) {
+  return pg::guarded([&] { return get_relname_relid(name, get_namespace_oid("idem", false)); });
 }
 
 uint64 group_lock_key(const std::string& tenant, const std::string& topic) {
@@ -72,8 +83,8 @@ void note(std::string tenant, std::string topic) {
   groups.push_back(Group{std::move(tenant), std::move(topic), key});
 }
 
-// _outbox_note(tenant, topic, key): check what emit stores beside the payload and remember the
-// group for the commit-time lock.
+// _outbox_note(tenant, topic, key) -> bigint: check what emit stores beside the payload, remember
+// the group for the commit-time sequencing, and return the transaction's outbox id.
 Datum outbox_note(FunctionCallInfo fcinfo) {
   // Every argument is detoasted before a C++ object lives in this frame.
   const auto tenant = datum::text_arg(fcinfo, 0);
@@ -82,27 +93,51 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
   keys::validate_scope_part(required(tenant, "tenant"), "tenant", keys::kMaxTenantBytes, false);
   if (key) keys::validate_scope_part(*key, "key", keys::kMaxScopePartBytes, false);
   note(std::string(*tenant), std::string(required(topic, "topic")));
-  PG_RETURN_VOID();
+  if (transaction_outbox_id == 0) {
+    const Oid seq = idem_relation("outbox_txn_seq");
+    transaction_outbox_id = pg::guarded([&] { return nextval_internal(seq, false); });
+  }
+  return Int64GetDatum(transaction_outbox_id);
 }
 
-// _outbox_lock_groups(tenant, topic) -> text[] {tenant1, topic1, tenant2, topic2, ...}: lock every
-// group this transaction emitted to (and this one), waiting, in one order shared by all backends
-// so two committers never wait on each other in a circle; returns the groups in that order.
-Datum outbox_lock_groups(FunctionCallInfo fcinfo) {
-  const auto tenant = datum::text_arg(fcinfo, 0);
-  const auto topic = datum::text_arg(fcinfo, 1);
-  note(std::string(required(tenant, "tenant")), std::string(required(topic, "topic")));
+// At PRE_COMMIT / PRE_PREPARE of a transaction that emitted: lock its groups in one order shared
+// by all backends (two committers never wait on each other in a circle, whatever order they
+// emitted in), then, as the extension's owner, draw each group's commit position.
+void sequence_groups(bool notify) {
   std::vector<Group> groups = groups_of_this_transaction();
   std::sort(groups.begin(), groups.end());
-  std::vector<std::string> flat;
-  flat.reserve(groups.size() * 2);
   for (const Group& g : groups) {
     const LOCKTAG tag = group_lock_tag(g.lock_key);
     pg::guarded([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
-    flat.push_back(g.tenant);
-    flat.push_back(g.topic);
   }
-  return datum::text_array_datum(flat);
+  const int64 outbox_id = transaction_outbox_id;
+  for (const Group& g : groups) {
+    pg::guarded([&] {
+      Oid owner = InvalidOid;
+      HeapTuple ns = SearchSysCache1(NAMESPACENAME, CStringGetDatum("idem"));
+      if (!HeapTupleIsValid(ns)) elog(ERROR, "schema idem is missing");
+      owner = reinterpret_cast<Form_pg_namespace>(GETSTRUCT(ns))->nspowner;
+      ReleaseSysCache(ns);
+      Oid saved_user = InvalidOid;
+      int saved_context = 0;
+      GetUserIdAndSecContext(&saved_user, &saved_context);
+      // An error below aborts the transaction, which restores the user itself.
+      SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+      SPI_connect();
+      PushActiveSnapshot(GetTransactionSnapshot());
+      Oid types[4] = {TEXTOID, TEXTOID, INT8OID, BOOLOID};
+      Datum values[4] = {PointerGetDatum(cstring_to_text_with_len(g.tenant.data(), static_cast<int>(g.tenant.size()))),
+                         PointerGetDatum(cstring_to_text_with_len(g.topic.data(), static_cast<int>(g.topic.size()))),
+                         Int64GetDatum(outbox_id), BoolGetDatum(notify)};
+      if (SPI_execute_with_args("SELECT idem._outbox_sequence_group($1, $2, $3, $4)", 4, types, values, nullptr, false, 1) !=
+          SPI_OK_SELECT) {
+        elog(ERROR, "idem._outbox_sequence_group failed");
+      }
+      PopActiveSnapshot();
+      SPI_finish();
+      SetUserIdAndSecContext(saved_user, saved_context);
+    });
+  }
 }
 
 // _outbox_newest_state(tenant, consumer, topic) -> bigint: the newest version of the group's
@@ -143,6 +178,19 @@ Datum outbox_newest_state(FunctionCallInfo fcinfo) {
 }
 
 }  // namespace
+
+void sequence_outbox_at_commit(XactEvent event, void*) {
+  if (event != XACT_EVENT_PRE_COMMIT && event != XACT_EVENT_PRE_PREPARE) {
+    if (event != XACT_EVENT_PARALLEL_PRE_COMMIT) noted_in = InvalidLocalTransactionId;  // ended
+    return;
+  }
+  if (noted_in != MyProc->lxid || noted_groups.empty()) return;
+  // A prepared transaction cannot NOTIFY: its consumers find the events at their next poll.
+  const bool notify = event == XACT_EVENT_PRE_COMMIT && gucs::outbox_notify;
+  Guard([&] { sequence_groups(notify); });
+  noted_in = InvalidLocalTransactionId;
+}
+
 }  // namespace idem
 
 extern "C" {
@@ -152,6 +200,4 @@ Datum idem_outbox_newest_state(PG_FUNCTION_ARGS) { return idem::Invoke(idem::out
 PG_FUNCTION_INFO_V1(idem_outbox_note);
 Datum idem_outbox_note(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_note, fcinfo); }
 
-PG_FUNCTION_INFO_V1(idem_outbox_lock_groups);
-Datum idem_outbox_lock_groups(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_lock_groups, fcinfo); }
 }

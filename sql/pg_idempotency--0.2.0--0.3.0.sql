@@ -31,6 +31,9 @@ CREATE TABLE idem.outbox_subscriptions (
 -- Event ids and commit positions are drawn from one sequence. CACHE must stay 1: a backend's
 -- cached values would let a later committer draw a lower position.
 CREATE SEQUENCE idem.outbox_seq AS bigint CACHE 1;
+-- The emitting transactions' outbox ids: unique, never reused (an xid is, in a cluster restored
+-- from a dump), in no particular order.
+CREATE SEQUENCE idem.outbox_txn_seq AS bigint;
 
 -- ---------------------------------------------------------------------------------------------
 -- The log. Events are never updated; a transaction's events of one group share the commit row
@@ -39,12 +42,12 @@ CREATE SEQUENCE idem.outbox_seq AS bigint CACHE 1;
 CREATE TABLE idem.outbox_events (
   tenant_id  text COLLATE "C" NOT NULL,
   topic      text COLLATE "C" NOT NULL,
-  xid        xid8 NOT NULL,
+  txn_id     bigint NOT NULL,                    -- the emitting transaction's outbox id
   event_id   bigint NOT NULL,
   key        text COLLATE "C",
   payload    jsonb NOT NULL,
   emitted_at timestamptz NOT NULL,
-  PRIMARY KEY (tenant_id, topic, xid, event_id)
+  PRIMARY KEY (tenant_id, topic, txn_id, event_id)
 );
 CREATE INDEX outbox_events_by_id ON idem.outbox_events (event_id);
 COMMENT ON TABLE idem.outbox_events IS 'Outbox events, written by idem.emit in the caller''s transaction; never updated.';
@@ -53,10 +56,10 @@ CREATE TABLE idem.outbox_commits (
   tenant_id    text COLLATE "C" NOT NULL,
   topic        text COLLATE "C" NOT NULL,
   position     bigint NOT NULL,
-  xid          xid8 NOT NULL,
+  txn_id       bigint NOT NULL,
   committed_at timestamptz NOT NULL,
   PRIMARY KEY (tenant_id, topic, position),
-  UNIQUE (tenant_id, topic, xid)
+  UNIQUE (tenant_id, topic, txn_id)
 );
 COMMENT ON TABLE idem.outbox_commits IS
   'One row per emitting transaction and group, drawn at its commit under the group''s lock: position order is commit order within (tenant, topic).';
@@ -158,6 +161,7 @@ SELECT pg_catalog.pg_extension_config_dump('idem.outbox_topics', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_consumers', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_subscriptions', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.outbox_txn_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_events', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_commits', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.outbox_groups', '');
@@ -170,14 +174,10 @@ SELECT pg_catalog.pg_extension_config_dump('idem.outbox_consumed', '');
 -- ---------------------------------------------------------------------------------------------
 -- C helpers (extension/outbox_functions.cpp).
 
-CREATE FUNCTION idem._outbox_note(tenant text, topic text, key text) RETURNS void
+CREATE FUNCTION idem._outbox_note(tenant text, topic text, key text) RETURNS bigint
   AS 'MODULE_PATHNAME', 'idem_outbox_note' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION idem._outbox_note(text, text, text) IS
-  'Checks an event''s tenant and key and remembers its group for the commit-time lock.';
-CREATE FUNCTION idem._outbox_lock_groups(tenant text, topic text) RETURNS text[]
-  AS 'MODULE_PATHNAME', 'idem_outbox_lock_groups' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION idem._outbox_lock_groups(text, text) IS
-  'Locks every group this transaction emitted to, in one global order, until it ends; returns {tenant, topic, ...} in that order.';
+  'Checks an event''s tenant and key, remembers its group for the commit-time sequencing, returns the transaction''s outbox id.';
 CREATE FUNCTION idem._outbox_newest_state(tenant text, consumer text, topic text) RETURNS bigint
   AS 'MODULE_PATHNAME', 'idem_outbox_newest_state' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION idem._outbox_newest_state(text, text, text) IS
@@ -199,7 +199,7 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION idem.create_topic(text, text) IS 'Registers an outbox topic; false when it already exists.';
 
-CREATE FUNCTION idem.create_consumer(consumer text, topics text[], max_attempts integer DEFAULT 5) RETURNS void
+CREATE FUNCTION idem.create_consumer(consumer text, topics text[], max_attempts integer DEFAULT NULL) RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_missing text;
@@ -211,7 +211,7 @@ BEGIN
   IF topics IS NULL OR cardinality(topics) = 0 OR array_position(topics, NULL) IS NOT NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'topics must be a non-empty array without NULLs');
   END IF;
-  IF max_attempts IS NULL OR max_attempts NOT BETWEEN 1 AND 1000 THEN
+  IF max_attempts IS NOT NULL AND max_attempts NOT BETWEEN 1 AND 1000 THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('max_attempts must be 1..1000, got %s', coalesce(max_attempts::text, 'NULL')));
   END IF;
   SELECT t INTO v_missing FROM unnest(topics) AS t
@@ -220,14 +220,17 @@ BEGIN
     PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN', format('no outbox topic %L', v_missing),
       'Create it first: SELECT idem.create_topic(''' || v_missing || ''');');
   END IF;
-  INSERT INTO idem.outbox_consumers AS c (consumer, max_attempts) VALUES (create_consumer.consumer, create_consumer.max_attempts)
-    ON CONFLICT ON CONSTRAINT outbox_consumers_pkey DO UPDATE SET max_attempts = EXCLUDED.max_attempts;
+  -- A new consumer gets 5 attempts unless told; an existing one keeps its own unless told.
+  INSERT INTO idem.outbox_consumers AS c (consumer, max_attempts)
+    VALUES (create_consumer.consumer, coalesce(create_consumer.max_attempts, 5))
+    ON CONFLICT ON CONSTRAINT outbox_consumers_pkey
+    DO UPDATE SET max_attempts = coalesce(create_consumer.max_attempts, c.max_attempts);
   INSERT INTO idem.outbox_subscriptions (consumer, topic)
     SELECT DISTINCT create_consumer.consumer, t FROM unnest(topics) AS t
     ON CONFLICT DO NOTHING;
 END $$;
 COMMENT ON FUNCTION idem.create_consumer(text, text[], integer) IS
-  'Registers a consumer (or adds topics to it): it gets every event of its topics, from the oldest one retained.';
+  'Registers a consumer (or adds topics to it, and sets max_attempts when given; 5 for a new one): it gets every event of its topics, from the oldest one retained.';
 
 -- ---------------------------------------------------------------------------------------------
 -- emit, and its commit-time sequencing.
@@ -236,8 +239,9 @@ CREATE FUNCTION idem.emit(tenant text, topic text, payload jsonb, key text DEFAU
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_id bigint;
+  v_txn bigint;
 BEGIN
-  PERFORM idem._outbox_note(tenant, topic, key);
+  v_txn := idem._outbox_note(tenant, topic, key);
   IF NOT EXISTS (SELECT 1 FROM idem.outbox_topics t WHERE t.topic = emit.topic) THEN
     PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN', format('no outbox topic %L', emit.topic),
       'Create it once with idem.create_topic(topic); topics are registered so a typo cannot emit into nowhere.');
@@ -251,53 +255,43 @@ BEGIN
              current_setting('idem.max_payload_bytes', true)),
       'Emit a reference to the data (an order id) rather than the data itself.');
   END IF;
-  INSERT INTO idem.outbox_events (tenant_id, topic, xid, event_id, key, payload, emitted_at)
-    VALUES (tenant, topic, pg_current_xact_id(), nextval('idem.outbox_seq'), key, payload, clock_timestamp())
+  INSERT INTO idem.outbox_events (tenant_id, topic, txn_id, event_id, key, payload, emitted_at)
+    VALUES (tenant, topic, v_txn, nextval('idem.outbox_seq'), key, payload, clock_timestamp())
     RETURNING event_id INTO v_id;
   RETURN v_id;
 END $$;
 COMMENT ON FUNCTION idem.emit(text, text, jsonb, text) IS
   'Writes an outbox event in the caller''s transaction (it exists if and only if that transaction commits); returns its id.';
 
--- Fires for every event at its transaction's commit (a deferred constraint trigger, enabled even
--- under session_replication_role = replica). The first firing locks all of the transaction's
--- groups and draws their positions; the lock is held until the commit is visible, so the next
--- committer of a group draws a higher position only after this one can be read.
-CREATE FUNCTION idem._outbox_sequence() RETURNS trigger
-  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  g text[];
+-- Called at PRE_COMMIT (or PRE_PREPARE) of an emitting transaction, after every deferred trigger,
+-- by the transaction callback in extension/outbox_functions.cpp, once per group the transaction
+-- noted, with all of its groups locked (in one global order) until the commit is visible: the
+-- position drawn here is therefore the group's commit order. A group noted by an emit that was
+-- refused or rolled back with a savepoint has no event here and gets nothing.
+CREATE FUNCTION idem._outbox_sequence_group(p_tenant text, p_topic text, p_txn bigint, p_notify boolean) RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 BEGIN
-  -- Only this transaction's own events: rows a restore copies in bring their commit rows along.
-  IF NEW.xid <> pg_current_xact_id() THEN
-    RETURN NULL;
+  IF NOT EXISTS (SELECT 1 FROM idem.outbox_events e
+                  WHERE e.tenant_id = p_tenant AND e.topic = p_topic AND e.txn_id = p_txn)
+     OR EXISTS (SELECT 1 FROM idem.outbox_commits c
+                 WHERE c.tenant_id = p_tenant AND c.topic = p_topic AND c.txn_id = p_txn) THEN
+    RETURN;
   END IF;
-  IF EXISTS (SELECT 1 FROM idem.outbox_commits c
-              WHERE c.tenant_id = NEW.tenant_id AND c.topic = NEW.topic AND c.xid = NEW.xid) THEN
-    RETURN NULL;
+  INSERT INTO idem.outbox_commits (tenant_id, topic, position, txn_id, committed_at)
+    VALUES (p_tenant, p_topic, nextval('idem.outbox_seq'), p_txn, clock_timestamp());
+  IF NOT EXISTS (SELECT 1 FROM idem.outbox_groups g WHERE g.tenant_id = p_tenant AND g.topic = p_topic) THEN
+    -- A REPEATABLE READ emitter may not see a group row committed after its snapshot; the row
+    -- only has to exist, so a serialization failure of this insert is not one of the emitter.
+    BEGIN
+      INSERT INTO idem.outbox_groups (tenant_id, topic) VALUES (p_tenant, p_topic) ON CONFLICT DO NOTHING;
+    EXCEPTION WHEN serialization_failure THEN
+      NULL;
+    END;
   END IF;
-  g := idem._outbox_lock_groups(NEW.tenant_id, NEW.topic);
-  FOR i IN 1 .. cardinality(g) / 2 LOOP
-    -- A group noted by an emit that was refused or rolled back with a savepoint stays locked
-    -- (harmless) but gets no commit row, group row or notification: it has no event.
-    INSERT INTO idem.outbox_commits (tenant_id, topic, position, xid, committed_at)
-      SELECT g[2 * i - 1], g[2 * i], nextval('idem.outbox_seq'), NEW.xid, clock_timestamp()
-       WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_commits c
-                          WHERE c.tenant_id = g[2 * i - 1] AND c.topic = g[2 * i] AND c.xid = NEW.xid)
-         AND EXISTS (SELECT 1 FROM idem.outbox_events e
-                      WHERE e.tenant_id = g[2 * i - 1] AND e.topic = g[2 * i] AND e.xid = NEW.xid);
-    IF FOUND THEN
-      INSERT INTO idem.outbox_groups (tenant_id, topic) VALUES (g[2 * i - 1], g[2 * i]) ON CONFLICT DO NOTHING;
-      IF current_setting('idem.outbox_notify') = 'on' THEN
-        PERFORM pg_notify('idem_outbox', g[2 * i]);
-      END IF;
-    END IF;
-  END LOOP;
-  RETURN NULL;
+  IF p_notify THEN
+    PERFORM pg_notify('idem_outbox', p_topic);
+  END IF;
 END $$;
-CREATE CONSTRAINT TRIGGER outbox_events_sequence AFTER INSERT ON idem.outbox_events
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION idem._outbox_sequence();
-ALTER TABLE idem.outbox_events ENABLE ALWAYS TRIGGER outbox_events_sequence;
 
 -- ---------------------------------------------------------------------------------------------
 -- Shared checks of the consumer calls.
@@ -322,7 +316,7 @@ CREATE FUNCTION idem._outbox_event(p_consumer text, p_event_id bigint,
 BEGIN
   SELECT e.tenant_id, e.topic, c.position INTO tenant_id, topic, commit_position
     FROM idem.outbox_events e
-    LEFT JOIN idem.outbox_commits c ON c.tenant_id = e.tenant_id AND c.topic = e.topic AND c.xid = e.xid
+    LEFT JOIN idem.outbox_commits c ON c.tenant_id = e.tenant_id AND c.topic = e.topic AND c.txn_id = e.txn_id
    WHERE e.event_id = p_event_id;
   IF NOT FOUND THEN
     PERFORM idem._raise('ERR_OUTBOX_EVENT_UNKNOWN', format('no outbox event %s (never emitted, rolled back, or purged)', coalesce(p_event_id::text, 'NULL')));
@@ -490,11 +484,11 @@ BEGIN
        -- Commits past the cursor drive (an index range from the cursor: nothing acked is read).
        -- OFFSET 0 keeps each EXISTS a correlated probe (the planner would otherwise turn it into
        -- a semi-join that reads every commit of the group), ORDER BY makes it walk the position
-       -- index from the cursor rather than the xid index with a filter.
+       -- index from the cursor rather than the txn_id index with a filter.
        AND EXISTS (SELECT 1 FROM idem.outbox_commits m
                     WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= coalesce(s.acked_position, 0)
                       AND EXISTS (SELECT 1 FROM idem.outbox_events e
-                                   WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+                                   WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
                                      AND (m.position, e.event_id) > (coalesce(s.acked_position, 0), coalesce(s.acked_event_id, 0))
                                   OFFSET 0)
                     ORDER BY m.position OFFSET 0)
@@ -508,13 +502,13 @@ BEGIN
     v_taken_over := cur.claim_events IS NOT NULL;
     IF v_taken_over THEN
       -- Taking over a claim whose visibility ran out: it counts as a failure of its oldest event.
-      cur := idem._outbox_fail_head(v_consumer, cur, format('claim expired at %s without an ack', cur.claim_until), v_now);
+      cur := idem._outbox_fail_head(v_consumer, cur, format('claim expired at %s without an ack', to_char(cur.claim_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')), v_now);
     END IF;
     SELECT array_agg(n.event_id ORDER BY n.position, n.event_id), array_agg(n.position ORDER BY n.position, n.event_id)
       INTO v_ids, v_positions
       FROM (SELECT e.event_id, m.position FROM idem.outbox_commits m
              CROSS JOIN LATERAL (SELECT x.event_id FROM idem.outbox_events x
-                                  WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.xid = m.xid
+                                  WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.txn_id = m.txn_id
                                     AND (m.position, x.event_id) > (cur.acked_position, cur.acked_event_id)
                                   ORDER BY x.event_id OFFSET 0) e
              WHERE m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position >= cur.acked_position
@@ -534,7 +528,7 @@ BEGIN
              (m.position, e.event_id) <= (cur.delivered_position, cur.delivered_event_id), v_token
         FROM unnest(v_ids, v_positions) WITH ORDINALITY AS u(id, pos, n)
         JOIN idem.outbox_commits m ON m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position = u.pos
-        JOIN idem.outbox_events e ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid AND e.event_id = u.id
+        JOIN idem.outbox_events e ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id AND e.event_id = u.id
        ORDER BY u.n;
     IF (v_positions[v_last], v_ids[v_last]) > (cur.delivered_position, cur.delivered_event_id) THEN
       cur.delivered_position := v_positions[v_last];
@@ -574,7 +568,7 @@ BEGIN
       SELECT e.tenant_id, cur.consumer, e.event_id, e.topic, e.key, e.payload, m.position, e.emitted_at,
              m.committed_at, cur.head_attempts, cur.head_error, p_now
         FROM idem.outbox_commits m JOIN idem.outbox_events e
-          ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+          ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
        WHERE m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position = v_head_position AND e.event_id = v_head;
     cur.acked_position := v_head_position;
     cur.acked_event_id := v_head;
@@ -613,11 +607,17 @@ BEGIN
       END IF;
     ELSIF cur.tenant_id IS NOT NULL AND p_positions[i] IS NOT NULL
           AND (p_positions[i], p_ids[i]) <= (cur.acked_position, cur.acked_event_id) AND cur.last_token = p_token THEN
-      NULL;  -- acked before under this same claim
+      IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
+                  WHERE d.tenant_id = p_tenant AND d.consumer = p_consumer AND d.event_id = p_ids[i] AND d.resolved_at IS NULL) THEN
+        PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
+          format('event %s of consumer %L is a dead letter (its failures reached max_attempts)', p_ids[i], p_consumer),
+          'An operator replays it with idem.outbox_replay, or closes it with idem.outbox_discard.');
+      END IF;
+      -- else: acked before under this same claim
     ELSIF cur.claim_events IS NULL AND cur.last_token = p_token AND p_positions[i] IS NOT NULL
           AND (p_positions[i], p_ids[i]) > (cur.acked_position, cur.acked_event_id) THEN
       PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
-        format('event %s is no longer claimed by consumer %L: the claim was given back (nack) or taken over', p_ids[i], p_consumer),
+        format('event %s is not in the open claim of consumer %L: the claim was given back (nack), taken over, or never held it', p_ids[i], p_consumer),
         'Claim again.');
     ELSE
       PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED',
@@ -659,6 +659,9 @@ DECLARE
   g record;
   v_n integer := 0;
   v_missing bigint;
+  v_replays bigint[];
+  v_ids bigint[];
+  v_positions bigint[];
 BEGIN
   PERFORM idem._outbox_consumer(consumer);
   IF token IS NULL THEN
@@ -675,18 +678,24 @@ BEGIN
   FOR g IN SELECT e.tenant_id, e.topic, array_agg(e.event_id ORDER BY e.event_id) AS ids,
                   array_agg(m.position ORDER BY e.event_id) AS positions
              FROM idem.outbox_events e
-             LEFT JOIN idem.outbox_commits m ON m.tenant_id = e.tenant_id AND m.topic = e.topic AND m.xid = e.xid
+             LEFT JOIN idem.outbox_commits m ON m.tenant_id = e.tenant_id AND m.topic = e.topic AND m.txn_id = e.txn_id
             WHERE e.event_id = ANY (event_ids)
             GROUP BY e.tenant_id, e.topic ORDER BY e.tenant_id, e.topic LOOP
     IF NOT EXISTS (SELECT 1 FROM idem.outbox_subscriptions s WHERE s.consumer = ack.consumer AND s.topic = g.topic) THEN
       PERFORM idem._outbox_event(consumer, g.ids[1]);  -- raises ERR_OUTBOX_NOT_CLAIMED
     END IF;
-    IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
-                WHERE d.tenant_id = g.tenant_id AND d.consumer = ack.consumer AND d.event_id = ANY (g.ids)
-                  AND d.claim_token IS NOT NULL AND d.resolved_at IS NULL) THEN
-      v_n := v_n + idem._outbox_ack_replays(consumer, g.tenant_id, g.ids, token);
-    ELSE
-      v_n := v_n + idem._outbox_ack_group(consumer, g.tenant_id, g.topic, g.ids, g.positions, token);
+    -- One claim may hold replays of dead letters and the group's own events: each part is acked
+    -- where it is kept.
+    SELECT coalesce(array_agg(d.event_id), '{}') INTO v_replays FROM idem.outbox_dead_letters d
+     WHERE d.tenant_id = g.tenant_id AND d.consumer = ack.consumer AND d.event_id = ANY (g.ids)
+       AND ((d.claim_token IS NOT NULL AND d.resolved_at IS NULL) OR (d.resolution = 'replayed' AND d.claim_token = token));
+    IF cardinality(v_replays) > 0 THEN
+      v_n := v_n + idem._outbox_ack_replays(consumer, g.tenant_id, v_replays, token);
+    END IF;
+    IF cardinality(v_replays) < cardinality(g.ids) THEN
+      SELECT array_agg(u.id ORDER BY u.n), array_agg(u.pos ORDER BY u.n) INTO v_ids, v_positions
+        FROM unnest(g.ids, g.positions) WITH ORDINALITY AS u(id, pos, n) WHERE NOT (u.id = ANY (v_replays));
+      v_n := v_n + idem._outbox_ack_group(consumer, g.tenant_id, g.topic, v_ids, v_positions, token);
     END IF;
   END LOOP;
   RETURN v_n;
@@ -709,7 +718,9 @@ BEGIN
   FOR d IN SELECT * FROM idem.outbox_dead_letters x
             WHERE x.tenant_id = p_tenant AND x.consumer = p_consumer AND x.event_id = ANY (p_ids)
             ORDER BY x.event_id FOR UPDATE LOOP
-    IF d.resolved_at IS NOT NULL OR d.claim_token IS NULL THEN
+    IF d.resolution = 'replayed' AND d.claim_token = p_token THEN
+      CONTINUE;  -- acked before under this same claim
+    ELSIF d.resolved_at IS NOT NULL OR d.claim_token IS NULL THEN
       PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED', format('dead letter %s of consumer %L is not claimed for replay', d.event_id, p_consumer));
     ELSIF d.claim_token <> p_token THEN
       PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
@@ -719,9 +730,6 @@ BEGIN
      WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
     v_n := v_n + 1;
   END LOOP;
-  IF v_n <> cardinality(p_ids) THEN
-    PERFORM idem._raise('ERR_OUTBOX_NOT_CLAIMED', 'a replayed event and an event of the group were acked together under one call; ack them apart');
-  END IF;
   RETURN v_n;
 END $$;
 
@@ -828,6 +836,13 @@ CREATE FUNCTION idem.outbox_replay(consumer text, event_id bigint) RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 BEGIN
   PERFORM idem._outbox_consumer(consumer);
+  IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
+              WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL
+                AND d.claim_until > clock_timestamp()) THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('dead letter %s of consumer %L is being replayed by a worker right now', event_id, consumer),
+      'Wait for its ack or nack (or its visibility to pass).');
+  END IF;
   UPDATE idem.outbox_dead_letters d SET replay_requested_at = clock_timestamp(), claim_token = NULL, claim_until = NULL
    WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL;
   IF NOT FOUND THEN
@@ -874,7 +889,7 @@ SELECT s.consumer, s.topic,
              WHERE y.tenant_id = g.tenant_id AND y.topic = g.topic AND y.position >= coalesce(c.acked_position, 0)
              ORDER BY y.position OFFSET 0) m  -- the position index from the cursor, not all commits
      CROSS JOIN LATERAL (SELECT x.event_id FROM idem.outbox_events x
-                          WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.xid = m.xid
+                          WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.txn_id = m.txn_id
                             AND (m.position, x.event_id) > (coalesce(c.acked_position, 0), coalesce(c.acked_event_id, 0))
                           OFFSET 0) e) b ON true
  GROUP BY s.consumer, s.topic;
@@ -888,7 +903,7 @@ DECLARE
   v_cutoff timestamptz;
   v_consumers text[];
   v_safe bigint;
-  v_xids xid8[];
+  v_txns bigint[];
   v_ids bigint[];
   v_n bigint := 0;
 BEGIN
@@ -898,6 +913,13 @@ BEGIN
   IF batch IS NULL OR batch NOT BETWEEN 1 AND 100000 THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')));
   END IF;
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'purge_outbox runs in READ COMMITTED',
+      'Its snapshot must see every consumer, including one created a moment ago.');
+  END IF;
+  -- A consumer registered while this runs would not be waited for: create_consumer waits for us
+  -- (its INSERT needs ROW EXCLUSIVE), and every statement below sees those registered before.
+  LOCK TABLE idem.outbox_subscriptions IN SHARE MODE;
   v_cutoff := clock_timestamp() - older_than;
   FOR g IN SELECT * FROM idem.outbox_groups ORDER BY tenant_id, topic LOOP
     EXIT WHEN v_n >= batch;
@@ -908,7 +930,7 @@ BEGIN
     -- stopped in is done only if its last event is acked).
     SELECT min(CASE WHEN st.acked_event_id >= coalesce(
                        (SELECT max(e.event_id) FROM idem.outbox_commits m JOIN idem.outbox_events e
-                            ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid
+                            ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
                          WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position = st.acked_position), 0)
                     THEN st.acked_position + 1 ELSE st.acked_position END) INTO v_safe
       FROM unnest(coalesce(v_consumers, '{}')) AS s(consumer),
@@ -922,21 +944,21 @@ BEGIN
     v_safe := coalesce(v_safe, 9223372036854775807);
     -- A transaction with an open dead letter stays: replaying it needs the event (ack, nack and
     -- consume_once look it up) and its consume_once rows.
-    SELECT array_agg(m.xid) INTO v_xids FROM (
-      SELECT m.xid FROM idem.outbox_commits m
+    SELECT array_agg(m.txn_id) INTO v_txns FROM (
+      SELECT m.txn_id FROM idem.outbox_commits m
        WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position < v_safe AND m.committed_at < v_cutoff
          AND NOT EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
                           WHERE d.tenant_id = m.tenant_id AND d.topic = m.topic AND d.position = m.position
                             AND d.resolved_at IS NULL)
        ORDER BY m.position LIMIT batch - v_n) m;
-    CONTINUE WHEN v_xids IS NULL;
+    CONTINUE WHEN v_txns IS NULL;
     WITH gone AS (
       DELETE FROM idem.outbox_events e
-       WHERE e.tenant_id = g.tenant_id AND e.topic = g.topic AND e.xid = ANY (v_xids) RETURNING e.event_id)
+       WHERE e.tenant_id = g.tenant_id AND e.topic = g.topic AND e.txn_id = ANY (v_txns) RETURNING e.event_id)
     SELECT array_agg(event_id) INTO v_ids FROM gone;
     DELETE FROM idem.outbox_consumed k
      WHERE k.tenant_id = g.tenant_id AND k.consumer = ANY (coalesce(v_consumers, '{}')) AND k.event_id = ANY (v_ids);
-    DELETE FROM idem.outbox_commits m WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.xid = ANY (v_xids);
+    DELETE FROM idem.outbox_commits m WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.txn_id = ANY (v_txns);
     -- An empty commit (its events were rolled back with a savepoint) counts as one row.
     v_n := v_n + coalesce(cardinality(v_ids), 1);
   END LOOP;
@@ -951,14 +973,24 @@ COMMENT ON FUNCTION idem.purge_outbox(interval, integer) IS
 REVOKE ALL ON ALL TABLES IN SCHEMA idem FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA idem FROM PUBLIC;
 REVOKE ALL ON SEQUENCE idem.outbox_seq FROM PUBLIC;
+-- Emitting and consuming are separate roles: a role that can only emit cannot claim, ack or mark
+-- as applied (consume_once) another service's events.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'idem_consumer') THEN
+    CREATE ROLE idem_consumer NOLOGIN;
+  END IF;
+END $$;
+GRANT USAGE ON SCHEMA idem TO idem_consumer;
+GRANT EXECUTE ON FUNCTION idem.emit(text, text, jsonb, text) TO idem_service;
 GRANT EXECUTE ON FUNCTION
-  idem.emit(text, text, jsonb, text), idem.claim(text, text[], integer, interval),
+  idem.claim(text, text[], integer, interval),
   idem.ack(text, bigint[], uuid), idem.ack(text, bigint, uuid),
   idem.nack(text, bigint, uuid, text, interval), idem.consume_once(text, bigint, uuid)
-  TO idem_service;
+  TO idem_consumer;
 GRANT EXECUTE ON FUNCTION
   idem.create_topic(text, text), idem.create_consumer(text, text[], integer),
   idem.outbox_replay(text, bigint), idem.outbox_discard(text, bigint, text), idem.purge_outbox(interval, integer)
   TO idem_operator;
-GRANT SELECT ON idem.outbox_lag TO idem_service, idem_auditor, idem_operator;
+GRANT SELECT ON idem.outbox_lag TO idem_service, idem_consumer, idem_auditor, idem_operator;
 GRANT SELECT ON ALL TABLES IN SCHEMA idem TO idem_auditor, idem_operator;

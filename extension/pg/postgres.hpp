@@ -23,6 +23,8 @@ extern "C" {
 #include "storage/lock.h"         // LockRelease: give back a key's advisory lock after a refusal
 #include "storage/proc.h"         // MyProc->lxid: the transaction an outbox's noted groups belong to
 #include "common/hashfn.h"        // hash_bytes_extended: an outbox group's lock tag
+#include "commands/sequence.h"    // nextval_internal: a transaction's outbox id
+#include "catalog/pg_namespace.h" // Form_pg_namespace: the extension owner runs the sequencing
 #include "utils/array.h"          // deconstruct_array for the text[] of excluded pointers
 #include "utils/acl.h"            // pg_proc_aclcheck: a guard runs only if its caller may execute it
 #include "utils/builtins.h"       // text_to_cstring, cstring_to_text_with_len
