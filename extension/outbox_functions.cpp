@@ -83,13 +83,22 @@ void note(std::string tenant, std::string topic) {
   groups.push_back(Group{std::move(tenant), std::move(topic), key});
 }
 
-// _outbox_note(tenant, topic, key) -> bigint: check what emit stores beside the payload, remember
+// _outbox_note(tenant, topic, key, payload) -> bigint: check what emit stores (the payload's size), remember
 // the group for the commit-time sequencing, and return the transaction's outbox id.
 Datum outbox_note(FunctionCallInfo fcinfo) {
-  // Every argument is detoasted before a C++ object lives in this frame.
+  // Every argument is detoasted before a C++ object lives in this frame (the payload is only
+  // measured, never read).
   const auto tenant = datum::text_arg(fcinfo, 0);
   const auto topic = datum::text_arg(fcinfo, 1);
   const auto key = datum::text_arg(fcinfo, 2);
+  if (PG_ARGISNULL(3)) throw Error(ErrorCode::ArgumentInvalid, "payload must not be NULL (use '{}'::jsonb for an empty event)");
+  const Size payload_bytes = pg::guarded([&] { return toast_raw_datum_size(PG_GETARG_DATUM(3)); });
+  if (payload_bytes > static_cast<Size>(gucs::max_payload_bytes)) {
+    throw Error(ErrorCode::PayloadTooLarge,
+                "event payload of " + std::to_string(payload_bytes) + " bytes exceeds idem.max_payload_bytes (" +
+                    std::to_string(gucs::max_payload_bytes) + ")",
+                "Emit a reference to the data (an order id) rather than the data itself.");
+  }
   keys::validate_scope_part(required(tenant, "tenant"), "tenant", keys::kMaxTenantBytes, false);
   if (key) keys::validate_scope_part(*key, "key", keys::kMaxScopePartBytes, false);
   note(std::string(*tenant), std::string(required(topic, "topic")));
@@ -99,6 +108,9 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
   }
   return Int64GetDatum(transaction_outbox_id);
 }
+
+// Prepared once per backend (the plan cache revalidates it after DDL).
+SPIPlanPtr sequence_plan = nullptr;
 
 // At PRE_COMMIT / PRE_PREPARE of a transaction that emitted: lock its groups in one order shared
 // by all backends (two committers never wait on each other in a circle, whatever order they
@@ -125,12 +137,16 @@ void sequence_groups(bool notify) {
       SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
       SPI_connect();
       PushActiveSnapshot(GetTransactionSnapshot());
-      Oid types[4] = {TEXTOID, TEXTOID, INT8OID, BOOLOID};
+      if (sequence_plan == nullptr) {
+        Oid types[4] = {TEXTOID, TEXTOID, INT8OID, BOOLOID};
+        SPIPlanPtr plan = SPI_prepare("SELECT idem._outbox_sequence_group($1, $2, $3, $4)", 4, types);
+        if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "cannot prepare idem._outbox_sequence_group");
+        sequence_plan = plan;
+      }
       Datum values[4] = {PointerGetDatum(cstring_to_text_with_len(g.tenant.data(), static_cast<int>(g.tenant.size()))),
                          PointerGetDatum(cstring_to_text_with_len(g.topic.data(), static_cast<int>(g.topic.size()))),
                          Int64GetDatum(outbox_id), BoolGetDatum(notify)};
-      if (SPI_execute_with_args("SELECT idem._outbox_sequence_group($1, $2, $3, $4)", 4, types, values, nullptr, false, 1) !=
-          SPI_OK_SELECT) {
+      if (SPI_execute_plan(sequence_plan, values, nullptr, false, 1) != SPI_OK_SELECT) {
         elog(ERROR, "idem._outbox_sequence_group failed");
       }
       PopActiveSnapshot();

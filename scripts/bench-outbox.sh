@@ -2,7 +2,8 @@
 # The outbox benchmarks (make bench runs them after the others; `make bench-outbox` alone), each
 # beside its peer in the same run: the bare business write, and a plain hand-written queue table
 # (INSERT; NOTIFY per statement; consumed with DELETE ... FOR UPDATE SKIP LOCKED):
-#   emit overhead   BEGIN; INSERT order; [emit | peer INSERT]; COMMIT   at 1 and 8 clients
+#   emit overhead   BEGIN; INSERT order; [emit | peer INSERT]; COMMIT   at 1 and 8 clients, also
+#                   with the event written in the business write's statement (no extra round trip)
 #   claim + ack     batches of 100 from a prefilled backlog, 1 and 4 consumers (fixed work)
 #   latency         commit -> consumer at BENCH_OUTBOX_RATE events/s with LISTEN (bench_outbox)
 #   idle cost       queries per second of a consumer with nothing to do
@@ -76,8 +77,14 @@ for c in 1 "$BENCH_CLIENTS"; do
   reset; one=$(pgb "emit_one_group-c$c" emit_one_group.sql "$c" -T "$BENCH_SECONDS")
   reset; peer=$(pgb "peer_enqueue-c$c" peer_enqueue.sql "$c" -T "$BENCH_SECONDS")
   expect "peer_enqueue-c$c: one row per transaction" "$(q -c "SELECT count(*) FROM peer_queue")" "$(txns "peer_enqueue-c$c")"
+  # The same in one statement with the business write: no extra round trip, the server's cost alone.
+  reset; inwrite=$(pgb "emit_in_write-c$c" emit_in_write.sql "$c" -T "$BENCH_SECONDS")
+  expect "emit_in_write-c$c: one event per transaction" "$(q -c "SELECT count(*) FROM idem.outbox_events")" "$(txns "emit_in_write-c$c")"
+  reset; peerin=$(pgb "peer_in_write-c$c" peer_in_write.sql "$c" -T "$BENCH_SECONDS")
   say "$(printf 'emit overhead, %s clients: floor %.0f tps | emit %.0f tps (%sx) | emit without NOTIFY %.0f tps (%sx) | emit, one group %.0f tps (%sx) | peer queue %.0f tps (%sx)' \
     "$c" "$floor" "$emit" "$(ratio "$emit" "$floor")" "$quiet" "$(ratio "$quiet" "$floor")" "$one" "$(ratio "$one" "$floor")" "$peer" "$(ratio "$peer" "$floor")")"
+  say "$(printf 'emit in the write statement, %s clients: floor %.0f tps | emit %.0f tps (%sx) | peer queue %.0f tps (%sx)' \
+    "$c" "$floor" "$inwrite" "$(ratio "$inwrite" "$floor")" "$peerin" "$(ratio "$peerin" "$floor")")"
 done
 
 step "claim + ack throughput: batches of 100 out of a backlog of $FILL events over 8 tenants"

@@ -174,10 +174,10 @@ SELECT pg_catalog.pg_extension_config_dump('idem.outbox_consumed', '');
 -- ---------------------------------------------------------------------------------------------
 -- C helpers (extension/outbox_functions.cpp).
 
-CREATE FUNCTION idem._outbox_note(tenant text, topic text, key text) RETURNS bigint
+CREATE FUNCTION idem._outbox_note(tenant text, topic text, key text, payload jsonb) RETURNS bigint
   AS 'MODULE_PATHNAME', 'idem_outbox_note' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION idem._outbox_note(text, text, text) IS
-  'Checks an event''s tenant and key, remembers its group for the commit-time sequencing, returns the transaction''s outbox id.';
+COMMENT ON FUNCTION idem._outbox_note(text, text, text, jsonb) IS
+  'Checks an event''s tenant, key and payload size, remembers its group for the commit-time sequencing, returns the transaction''s outbox id.';
 CREATE FUNCTION idem._outbox_newest_state(tenant text, consumer text, topic text) RETURNS bigint
   AS 'MODULE_PATHNAME', 'idem_outbox_newest_state' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION idem._outbox_newest_state(text, text, text) IS
@@ -241,19 +241,10 @@ DECLARE
   v_id bigint;
   v_txn bigint;
 BEGIN
-  v_txn := idem._outbox_note(tenant, topic, key);
+  v_txn := idem._outbox_note(tenant, topic, key, payload);  -- tenant, key, payload size; the group
   IF NOT EXISTS (SELECT 1 FROM idem.outbox_topics t WHERE t.topic = emit.topic) THEN
     PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN', format('no outbox topic %L', emit.topic),
       'Create it once with idem.create_topic(topic); topics are registered so a typo cannot emit into nowhere.');
-  END IF;
-  IF payload IS NULL THEN
-    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'payload must not be NULL (use ''{}''::jsonb for an empty event)');
-  END IF;
-  IF pg_column_size(payload) > coalesce(pg_size_bytes(current_setting('idem.max_payload_bytes', true)), 1048576) THEN
-    PERFORM idem._raise('ERR_PAYLOAD_TOO_LARGE',
-      format('event payload of %s bytes exceeds idem.max_payload_bytes (%s)', pg_column_size(payload),
-             current_setting('idem.max_payload_bytes', true)),
-      'Emit a reference to the data (an order id) rather than the data itself.');
   END IF;
   INSERT INTO idem.outbox_events (tenant_id, topic, txn_id, event_id, key, payload, emitted_at)
     VALUES (tenant, topic, v_txn, nextval('idem.outbox_seq'), key, payload, clock_timestamp())
@@ -269,7 +260,7 @@ COMMENT ON FUNCTION idem.emit(text, text, jsonb, text) IS
 -- position drawn here is therefore the group's commit order. A group noted by an emit that was
 -- refused or rolled back with a savepoint has no event here and gets nothing.
 CREATE FUNCTION idem._outbox_sequence_group(p_tenant text, p_topic text, p_txn bigint, p_notify boolean) RETURNS void
-  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM idem.outbox_events e
                   WHERE e.tenant_id = p_tenant AND e.topic = p_topic AND e.txn_id = p_txn)

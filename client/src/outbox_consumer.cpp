@@ -66,8 +66,11 @@ class Wakeup final : public pqxx::notification_receiver {
   bool& flag_;
 };
 
-// The claim is no longer this worker's: taken over after its visibility ran out, or given back.
-bool claim_lost(const pqxx::sql_error& e) { return e.sqlstate() == "IK023" || e.sqlstate() == "IK022"; }
+// The claim is no longer this worker's: taken over after its visibility ran out, given back, or
+// its event purged (only after every consumer acked it).
+bool claim_lost(const pqxx::sql_error& e) {
+  return e.sqlstate() == "IK023" || e.sqlstate() == "IK022" || e.sqlstate() == "IK021";
+}
 
 constexpr const char* kClaim =
     "SELECT event_id, tenant_id, topic, key, payload, attempt, redelivered, token,"
