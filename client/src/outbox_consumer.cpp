@@ -87,6 +87,9 @@ struct OutboxConsumer::Impl {
   std::unique_ptr<Wakeup> wakeup;  // destroyed before conn
   bool notified = false;
   std::atomic<bool> stopping{false};
+  // After a nack no notification announces the retry: poll every second until the longest
+  // backoff (5 min) has passed.
+  std::chrono::steady_clock::time_point retries_until{};
   mutable std::mutex stats_mutex;
   OutboxConsumerStats stats;
 
@@ -184,6 +187,7 @@ struct OutboxConsumer::Impl {
     w.exec_params("SELECT idem.nack($1, $2, $3::uuid, $4)", options.consumer, event.event_id, token,
                   error.empty() ? std::string("handler failed") : error);
     w.commit();
+    retries_until = std::chrono::steady_clock::now() + std::chrono::minutes(5);
     count(&OutboxConsumerStats::failed);
   }
 };
@@ -217,7 +221,8 @@ std::size_t OutboxConsumer::poll_once(const Handler& handler) {
 }
 
 bool OutboxConsumer::wait_for_events() {
-  const auto period = impl_->options.listen ? impl_->options.idle_poll : impl_->options.idle_poll_without_listen;
+  auto period = impl_->options.listen ? impl_->options.idle_poll : impl_->options.idle_poll_without_listen;
+  if (std::chrono::steady_clock::now() < impl_->retries_until) period = std::min(period, std::chrono::milliseconds(1000));
   const auto deadline = std::chrono::steady_clock::now() + period;
   while (!impl_->stopping && std::chrono::steady_clock::now() < deadline) {
     if (impl_->options.listen) {

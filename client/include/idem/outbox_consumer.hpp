@@ -43,8 +43,10 @@ struct OutboxConsumerOptions {
   std::chrono::milliseconds visibility{30000};
   // LISTEN for emitting commits; when false (a pooler that cannot carry LISTEN) poll instead.
   bool listen = true;
-  // The longest idle wait: with LISTEN a safety net for a lost notification, without it the
-  // polling period. One claim per period per idle worker.
+  // The longest idle wait: with LISTEN a safety net for a lost notification (and the longest a
+  // crashed worker's expired claim waits for an idle worker), without it the polling period. One
+  // claim per period per idle worker; for 5 minutes after a nack, at most 1 s (retries are not
+  // notified).
   std::chrono::milliseconds idle_poll{5000};
   std::chrono::milliseconds idle_poll_without_listen{1000};
 };
