@@ -8,9 +8,11 @@
 \set SHOW_CONTEXT never
 LOAD 'pg_idempotency';  -- defines the idem.* settings in this new session
 
--- Event ids and commit positions come from one sequence, untouched before this file in the
--- schedule's fresh database, so the ids printed below are the same on every run.
+-- Event ids and commit positions come from one sequence, the emitting transactions' outbox ids
+-- (txn_id) from another, both untouched before this file in the schedule's fresh database, so
+-- the ids printed below are the same on every run.
 SELECT last_value, is_called FROM idem.outbox_seq;
+SELECT last_value, is_called FROM idem.outbox_txn_seq;
 
 -- Helpers. ev: the events emitted here, by name. claims: every event a claim handed out, with
 -- the claim's label and token (tokens are random: they are never printed, only compared).
@@ -105,10 +107,16 @@ SELECT idem.create_topic('orders', 'another description') AS created_again;
 SELECT idem.create_topic('payments') AS created;
 SELECT topic, description FROM idem.outbox_topics ORDER BY topic;
 SELECT idem.create_consumer('audit', '{orders,orders}', max_attempts => 2);
--- Called again, a consumer gains topics, and takes the max_attempts given: here the default (5)
--- replaces the 2 it had, though the call only meant to add a topic.
-SELECT idem.create_consumer('audit', '{payments}');
 SELECT consumer, max_attempts FROM idem.outbox_consumers ORDER BY consumer;
+-- Called again, a consumer gains topics and keeps its max_attempts unless one is given (NULL,
+-- the default, means "keep"); a given one replaces it. A new consumer gets 5 unless told (mailer,
+-- below).
+SELECT idem.create_consumer('audit', '{payments}');
+SELECT consumer, max_attempts AS kept FROM idem.outbox_consumers ORDER BY consumer;
+SELECT idem.create_consumer('audit', '{payments}', max_attempts => 3);
+SELECT consumer, max_attempts AS replaced FROM idem.outbox_consumers ORDER BY consumer;
+SELECT idem.create_consumer('audit', '{orders}', NULL);
+SELECT consumer, max_attempts AS kept_on_null FROM idem.outbox_consumers ORDER BY consumer;
 SELECT consumer, topic FROM idem.outbox_subscriptions ORDER BY consumer, topic;
 SELECT outbox_state() AS s0 \gset
 SELECT outbox_error($$SELECT idem.create_topic(NULL)$$) AS null_topic;
@@ -123,11 +131,11 @@ SELECT outbox_error($$SELECT idem.create_consumer('c', '{}')$$) AS no_topics;
 SELECT outbox_error($$SELECT idem.create_consumer('c', '{orders,NULL}')$$) AS null_in_topics;
 SELECT outbox_error($$SELECT idem.create_consumer('c', '{orders}', 0)$$) AS zero_attempts;
 SELECT outbox_error($$SELECT idem.create_consumer('c', '{orders}', 1001)$$) AS too_many_attempts;
-SELECT outbox_error($$SELECT idem.create_consumer('c', '{orders}', NULL)$$) AS null_attempts;
 SELECT outbox_error($$SELECT idem.create_consumer('c', '{orders,nope}')$$) AS unknown_topic;
 SELECT error_hint($$SELECT idem.create_consumer('c', '{orders,nope}')$$) AS hint;
 -- A refused call on an existing consumer leaves it as it was.
 SELECT outbox_error($$SELECT idem.create_consumer('audit', '{nope}')$$) AS unknown_topic;
+SELECT outbox_error($$SELECT idem.create_consumer('audit', '{orders}', 0)$$) AS zero_attempts;
 SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
 SELECT idem.create_topic(repeat('t', 200)) AS longest_name;
 
@@ -136,10 +144,12 @@ SELECT idem.create_topic(repeat('t', 200)) AS longest_name;
 -- commit, per (tenant, topic).
 --
 -- A committed emit: one event, one commit row after every id its transaction drew, one group.
+-- Event and commit row carry the transaction's outbox id (txn_id), the first value of
+-- idem.outbox_txn_seq: drawn at the transaction's first emit.
 SELECT emit_as('e1', 't-emit', 'orders', '{"order":"o-1"}', 'o-1') AS e1;
-SELECT e.event_id, e.tenant_id, e.topic, e.key, e.payload, m.position, m.position > e.event_id AS drawn_after,
-       e.xid = m.xid AS same_xid, m.committed_at >= e.emitted_at AS committed_after
-  FROM idem.outbox_events e JOIN idem.outbox_commits m USING (tenant_id, topic, xid) WHERE e.tenant_id = 't-emit';
+SELECT e.event_id, e.tenant_id, e.topic, e.key, e.payload, e.txn_id, m.position, m.position > e.event_id AS drawn_after,
+       m.committed_at >= e.emitted_at AS committed_after
+  FROM idem.outbox_events e JOIN idem.outbox_commits m USING (tenant_id, topic, txn_id) WHERE e.tenant_id = 't-emit';
 SELECT tenant_id, topic FROM idem.outbox_groups ORDER BY 1, 2;
 -- A rolled-back emit: the event is visible inside its transaction, without a commit row (drawn
 -- only at commit); after the rollback nothing is left: no event, no commit row, no group.
@@ -170,7 +180,7 @@ SELECT emit_as('e-sp', 't-sp', 'payments', '{"n":3}') AS e_sp;
 SELECT outbox_error($$SELECT idem.emit('t-sp', 'nope', '{}')$$) AS refused_in_same_transaction;
 COMMIT;
 SELECT m.tenant_id, m.topic, array_agg(e.event_id) AS events
-  FROM idem.outbox_commits m LEFT JOIN idem.outbox_events e USING (tenant_id, topic, xid)
+  FROM idem.outbox_commits m LEFT JOIN idem.outbox_events e USING (tenant_id, topic, txn_id)
  WHERE m.tenant_id = 't-sp' GROUP BY 1, 2 ORDER BY 1, 2;
 SELECT tenant_id, topic FROM idem.outbox_groups WHERE tenant_id = 't-sp' ORDER BY 1, 2;
 -- Two groups in one transaction (and two events in one of them): one commit row per group, both
@@ -182,9 +192,9 @@ SELECT emit_as('two-c', 't-two', 'orders', '{"n":3}') AS two_c;
 COMMIT;
 SELECT m.topic, array_agg(e.event_id ORDER BY e.event_id) AS events,
        m.position > (SELECT max(event_id) FROM ev WHERE name LIKE 'two-%') AS drawn_at_commit
-  FROM idem.outbox_commits m JOIN idem.outbox_events e USING (tenant_id, topic, xid)
+  FROM idem.outbox_commits m JOIN idem.outbox_events e USING (tenant_id, topic, txn_id)
  WHERE m.tenant_id = 't-two' GROUP BY m.topic, m.position ORDER BY m.topic;
-SELECT count(DISTINCT xid) AS transactions, count(*) AS commit_rows FROM idem.outbox_commits WHERE tenant_id = 't-two';
+SELECT count(DISTINCT txn_id) AS transactions, count(*) AS commit_rows FROM idem.outbox_commits WHERE tenant_id = 't-two';
 -- Positions follow commit order: each transaction's is drawn at its commit, so a later one's is
 -- higher; events of one transaction share it, in emit order. (A session commits one transaction
 -- at a time: the isolation spec outbox_late_commit_delivered_in_commit_order has a transaction
@@ -192,7 +202,7 @@ SELECT count(DISTINCT xid) AS transactions, count(*) AS commit_rows FROM idem.ou
 SELECT emit_as('two-d', 't-two', 'orders', '{"n":4}') AS two_d;
 SELECT array_agg(m.position ORDER BY m.position) AS positions,
        array_agg(e.name ORDER BY m.position, e.event_id) AS events_in_delivery_order
-  FROM idem.outbox_commits m JOIN idem.outbox_events x USING (tenant_id, topic, xid) JOIN ev e ON e.event_id = x.event_id
+  FROM idem.outbox_commits m JOIN idem.outbox_events x USING (tenant_id, topic, txn_id) JOIN ev e ON e.event_id = x.event_id
  WHERE m.tenant_id = 't-two' AND m.topic = 'orders';
 -- Refused emits change nothing.
 SELECT outbox_state() AS s0 \gset
@@ -301,8 +311,8 @@ SELECT idem.ack('billing', ARRAY[ev('i5'), ev('i4'), ev('i3')], tok('c4')) AS ne
 SELECT * FROM cursor_of('billing', 't-c', 'invoices');
 SELECT idem.ack('billing', ARRAY[ev('i3'), ev('i4'), ev('i5')], tok('c4')) AS reacked;
 SELECT idem.ack('billing', ev('j1'), tok('c2')) AS acked_j1;
--- An event emitted after the claim is not part of it (the message assumes the claim was given
--- back: c4 was acked in full).
+-- An event emitted after the claim is not part of it (c4 was acked in full and never held i6;
+-- the message names the possible causes).
 SELECT emit_as('i6', 't-c', 'invoices', '{"i":6}') AS i6;
 SELECT outbox_error($$SELECT idem.ack('billing', ev('i6'), tok('c4'))$$) AS not_handed_out;
 SELECT * FROM take('c5', 'billing');
@@ -350,6 +360,11 @@ SELECT * FROM cursor_of('refunder', 't-r', 'refunds');
 SELECT d.consumer, e.name, d.tenant_id, d.topic, d.key, d.payload, d.attempts, length(d.last_error) AS error_length,
        left(d.last_error, 28) AS last_error, d.position = m.position AS position_kept, d.resolved_at, d.replay_requested_at
   FROM idem.outbox_dead_letters d JOIN ev e USING (event_id) JOIN idem.outbox_commits m ON m.tenant_id = d.tenant_id AND m.topic = d.topic AND m.position = d.position;
+-- The claim that held it cannot ack it now: it is a dead letter (until replayed).
+SELECT outbox_state() AS s0 \gset
+SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('n3'))$$) AS ack_after_nack_made_it_dead;
+SELECT error_hint($$SELECT idem.ack('refunder', ev('r1'), tok('n3'))$$) AS hint;
+SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
 SELECT * FROM take('n4', 'refunder');
 SELECT idem.ack('refunder', ev('r2'), tok('n4'));
 -- The default backoff: 1 s after a first failure; the group is claimed again after it. A retry
@@ -392,7 +407,20 @@ SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
 SELECT * FROM take('x3', 'shipper');
 SELECT e.name, d.attempts, regexp_replace(d.last_error, '^claim expired at .* without an ack$', 'claim expired at <time> without an ack') AS last_error
   FROM idem.outbox_dead_letters d JOIN ev e USING (event_id) WHERE d.consumer = 'shipper';
+-- The time in the message is the expired claim's deadline in ISO 8601 UTC (this session's
+-- TimeZone is not UTC): x2's deadline, a moment ago.
+SELECT substring(d.last_error FROM '^claim expired at ([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z) without an ack$') IS NOT NULL AS iso_utc,
+       substring(d.last_error FROM '^claim expired at (.*) without an ack$')::timestamptz
+         BETWEEN clock_timestamp() - interval '1 minute' AND clock_timestamp() AS a_moment_ago,
+       current_setting('TimeZone') <> 'UTC' AS session_not_utc
+  FROM idem.outbox_dead_letters d WHERE d.consumer = 'shipper';
 SELECT * FROM cursor_of('shipper', 't-s', 'shipments');
+-- x3 handed out s2 after s1 went to the dead letters: under x3, s1 is a dead letter, alone or
+-- beside s2 (refused whole).
+SELECT outbox_state() AS s0 \gset
+SELECT outbox_error($$SELECT idem.ack('shipper', ev('s1'), tok('x3'))$$) AS ack_after_expiry_made_it_dead;
+SELECT outbox_error($$SELECT idem.ack('shipper', ARRAY[ev('s1'), ev('s2')], tok('x3'))$$) AS with_a_live_one;
+SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
 SELECT idem.ack('shipper', ev('s2'), tok('x3'));
 
 --
@@ -410,37 +438,57 @@ SELECT outbox_error($$SELECT idem.outbox_discard('shipper', ev('s1'), '')$$) AS 
 SELECT outbox_error($$SELECT idem.outbox_discard('shipper', ev('s1'), NULL)$$) AS null_reason;
 SELECT outbox_error($$SELECT idem.outbox_discard('shipper', ev('s2'), 'lost')$$) AS discard_not_dead;
 SELECT outbox_error($$SELECT idem.outbox_discard('nobody', ev('s1'), 'lost')$$) AS unknown_consumer;
--- A dead letter not (yet) claimed for replay cannot be acked or nacked.
-SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('n3'))$$) AS ack_dead_letter;
+-- A dead letter not (yet) claimed for replay cannot be acked or nacked: under the group's newest
+-- claim (n4) it is a dead letter, under an older one not in any open claim.
+SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('n4'))$$) AS ack_dead_letter;
+SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('n3'))$$) AS ack_dead_letter_old_token;
+SELECT outbox_error($$SELECT idem.nack('refunder', ev('r1'), tok('n4'), 'x')$$) AS nack_dead_letter;
 SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
 SELECT idem.outbox_replay('refunder', ev('r1'));
-SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('n3'))$$) AS ack_before_claim;
+SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('n4'))$$) AS ack_before_claim;
+-- Asked twice before a claim: still one replay.
+SELECT idem.outbox_replay('refunder', ev('r1'));
 SELECT emit_as('r4', 't-r', 'refunds', '{"refund":"rf-4"}') AS r4;
 SELECT * FROM take('rp1', 'refunder', p_topics => '{refunds}');
--- A replay and an event of its group under one token: acked apart, not together.
+-- While rp1 holds the replay: another token's ack or nack is refused, alone or beside the group's
+-- event, and so is a second replay (the worker may be applying it right now).
 SELECT outbox_state() AS s0 \gset
-SELECT outbox_error($$SELECT idem.ack('refunder', ARRAY[ev('r1'), ev('r4')], tok('rp1'))$$) AS together;
 SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('n4'))$$) AS replay_other_token;
+SELECT outbox_error($$SELECT idem.ack('refunder', ARRAY[ev('r1'), ev('r4')], tok('n4'))$$) AS both_other_token;
 SELECT outbox_error($$SELECT idem.nack('refunder', ev('r1'), tok('n4'), 'x')$$) AS replay_nack_other_token;
+SELECT outbox_error($$SELECT idem.outbox_replay('refunder', ev('r1'))$$) AS replay_while_claimed;
+SELECT error_hint($$SELECT idem.outbox_replay('refunder', ev('r1'))$$) AS hint;
 SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
-SELECT idem.ack('refunder', ev('r4'), tok('rp1'));
--- Failing again: a dead letter again, one more attempt, not handed out until replayed again.
+-- Failing again: a dead letter again, one more attempt, not handed out until replayed again; the
+-- group's event of the same claim is acked as usual.
 SELECT idem.nack('refunder', ev('r1'), tok('rp1'), 'still expired', retry_in => '0') AS outcome;
+SELECT idem.ack('refunder', ev('r4'), tok('rp1'));
 SELECT e.name, d.attempts, d.last_error, d.replay_requested_at IS NULL AS replay_done, d.claim_token IS NULL AS unclaimed, d.resolved_at
   FROM idem.outbox_dead_letters d JOIN ev e USING (event_id) WHERE d.consumer = 'refunder';
 SELECT * FROM take('rp2', 'refunder');
 SELECT idem.outbox_replay('refunder', ev('r1'));
+SELECT emit_as('r5', 't-r', 'refunds', '{"refund":"rf-5"}') AS r5;
+-- One claim: the replay first, then the group's new event.
 SELECT * FROM take('rp3', 'refunder');
 -- The replay's claim token fences its effect like a group claim's.
 SELECT idem.consume_once('refunder', ev('r1'), tok('rp3')) AS applied;
 -- (Bug: with rp1's group claim acked, the group had no open claim and a stale token passed.)
 SELECT outbox_error($$SELECT idem.consume_once('refunder', ev('r1'), tok('rp1'))$$) AS stale_token;
-SELECT idem.ack('refunder', ev('r1'), tok('rp3')) AS acked;
+-- Both acked in one call (bug: refused as ERR_OUTBOX_NOT_CLAIMED, so a worker acking its whole
+-- batch could never ack it): the dead letter is closed as replayed, the group's cursor moves
+-- over r5 and its claim is closed.
+SELECT idem.ack('refunder', ARRAY[ev('r1'), ev('r5')], tok('rp3')) AS acked;
 SELECT e.name, d.attempts, d.resolution, d.resolved_at IS NOT NULL AS resolved, d.resolution_note
   FROM idem.outbox_dead_letters d JOIN ev e USING (event_id) ORDER BY d.consumer;
+SELECT * FROM cursor_of('refunder', 't-r', 'refunds');
+-- Acked again under the same token, together or alone: no-ops. A replay of it is refused: it is
+-- no longer an open dead letter.
 SELECT outbox_state() AS s0 \gset
+SELECT idem.ack('refunder', ARRAY[ev('r1'), ev('r5')], tok('rp3')) AS reacked;
+SELECT idem.ack('refunder', ARRAY[ev('r1')], tok('rp3')) AS reacked_replay;
+SELECT idem.ack('refunder', ev('r1'), tok('rp3')) AS reacked_single;
 SELECT outbox_error($$SELECT idem.outbox_replay('refunder', ev('r1'))$$) AS replay_resolved;
-SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('rp3'))$$) AS reack_replayed;
+SELECT outbox_error($$SELECT idem.ack('refunder', ev('r1'), tok('rp1'))$$) AS ack_resolved_other_token;
 SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
 SELECT idem.outbox_discard('shipper', ev('s1'), 'parcel lost; refunded by hand') AS discarded;
 SELECT e.name, d.resolution, d.resolution_note FROM idem.outbox_dead_letters d JOIN ev e USING (event_id) ORDER BY d.consumer;
@@ -457,6 +505,7 @@ SELECT * FROM take('rp4', 'shipper');
 SELECT idem.create_topic('emails');
 SELECT idem.create_consumer('mailer', '{emails}');
 SELECT idem.create_consumer('mailer-2', '{emails}');
+SELECT consumer, max_attempts AS default_attempts FROM idem.outbox_consumers WHERE consumer LIKE 'mailer%' ORDER BY 1;
 CREATE TABLE sent (event_id bigint, consumer text);
 SELECT emit_as('m1', 't-m', 'emails', '{"to":"a@example.com"}') AS m1;
 SELECT idem.consume_once('mailer', ev('m1')) AS first;
@@ -539,6 +588,15 @@ SELECT outbox_error($$SELECT idem.purge_outbox('-1 second')$$) AS negative_age;
 SELECT outbox_error($$SELECT idem.purge_outbox('0', 0)$$) AS zero_batch;
 SELECT outbox_error($$SELECT idem.purge_outbox('0', 100001)$$) AS huge_batch;
 SELECT outbox_error($$SELECT idem.purge_outbox('0', NULL)$$) AS null_batch;
+-- Only in READ COMMITTED: an older snapshot could miss a consumer created a moment ago, and
+-- purge what it has not acked.
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT outbox_error($$SELECT idem.purge_outbox('0')$$) AS repeatable_read;
+SELECT error_hint($$SELECT idem.purge_outbox('0')$$) AS hint;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT outbox_error($$SELECT idem.purge_outbox('0')$$) AS serializable;
+COMMIT;
 SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
 SELECT idem.consume_once('books-a', ev('l1')) AS applied_l1;
 SELECT idem.purge_outbox() AS purged_older_than_7_days;
@@ -558,9 +616,9 @@ SELECT e.name AS kept_events FROM ev e JOIN idem.outbox_events x USING (event_id
 -- (mailer-2 never claimed); everything else was acked by every consumer of its topic. Commit rows
 -- go with their transactions' events.
 SELECT count(*) AS commits_without_events FROM idem.outbox_commits m
- WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_events e WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid);
+ WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_events e WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id);
 SELECT count(*) AS events_without_commit FROM idem.outbox_events e
- WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_commits m WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.xid = m.xid);
+ WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_commits m WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id);
 -- A purged event is unknown to ack and consume_once.
 SELECT outbox_error($$SELECT idem.consume_once('books-a', ev('l1'))$$) AS purged_event;
 SELECT outbox_error($$SELECT idem.ack('books-a', ev('l1'), tok('la1'))$$) AS purged_event;
@@ -625,30 +683,140 @@ SELECT idem.nack('pager', ev('b1'), tok('q1'), 'pager service down') AS outcome;
 SELECT * FROM take('q2', 'pager', 1);
 SELECT idem.nack('pager', ev('b2'), tok('q2'), 'pager service down') AS outcome;
 SELECT idem.outbox_replay('pager', ev('b1'));
-SELECT * FROM take('q3', 'pager');
+-- A replay claim whose visibility passed no longer stops a replay: asking again takes it back
+-- from q3, whose ack is refused, and the next claim hands it out again.
+SELECT * FROM take('q3', 'pager', p_visibility => '1 millisecond');
+SELECT pg_sleep(0.01);
+SELECT idem.outbox_replay('pager', ev('b1'));
+SELECT outbox_error($$SELECT idem.ack('pager', ev('b1'), tok('q3'))$$) AS ack_replay_taken_back;
+SELECT * FROM take('q4', 'pager');
 SELECT outbox_state() AS s0 \gset
-SELECT outbox_error($$SELECT idem.ack('pager', ARRAY[ev('b1'), ev('b2')], tok('q3'))$$) AS with_unreplayed_dead_letter;
+SELECT outbox_error($$SELECT idem.ack('pager', ARRAY[ev('b1'), ev('b2')], tok('q4'))$$) AS with_unreplayed_dead_letter;
 SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
-SELECT idem.ack('pager', ev('b1'), tok('q3'));
+SELECT idem.ack('pager', ev('b1'), tok('q4'));
 SELECT idem.outbox_discard('pager', ev('b2'), 'duplicate alert');
 SELECT e.name, d.attempts, d.resolution FROM idem.outbox_dead_letters d JOIN ev e USING (event_id)
  WHERE d.consumer = 'pager' ORDER BY 1;
 
 --
--- Privileges: a service emits, claims, acks, nacks and consume_once's through the functions, and
--- reads the lag; it cannot write or read the outbox tables, draw from the sequence, register
--- topics or consumers, replay, discard or purge, or call the internal functions. An operator
--- registers and resolves.
+-- The sequencing runs at COMMIT (and PREPARE), after every deferred trigger: a transaction
+-- callback, no longer a deferred constraint trigger of its own. SET CONSTRAINTS ALL IMMEDIATE
+-- does not move it (it used to: the position was drawn at the emit, and the group's lock held
+-- from there to the transaction's end), and an emit from a user's deferred trigger, which fires
+-- at COMMIT, is sequenced with the transaction's other events, its group locked in the same
+-- global order as theirs. (Writers that would deadlock, or wait for each other, are in the
+-- isolation specs outbox_no_deadlock_at_commit and outbox_late_commit_delivered_in_commit_order.)
+--
+SELECT idem.create_topic('stock');
+SELECT idem.create_consumer('warehouse', '{stock}');
+BEGIN;
+SELECT emit_as('st1', 't-st', 'stock', '{"sku":"s-1"}') AS st1;
+SET CONSTRAINTS ALL IMMEDIATE;
+SELECT emit_as('st2', 't-st', 'stock', '{"sku":"s-2"}') AS st2;
+SELECT count(*) AS commits_inside FROM idem.outbox_commits WHERE tenant_id = 't-st';
+COMMIT;
+CREATE TABLE stock_moves (tenant text, sku text PRIMARY KEY, qty integer NOT NULL);
+CREATE FUNCTION stock_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM emit_as('st-' || NEW.sku, NEW.tenant, 'stock', jsonb_build_object('sku', NEW.sku, 'qty', NEW.qty));
+  RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER stock_moved AFTER INSERT ON stock_moves DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION stock_moved();
+-- The trigger's emit is the transaction's only one: it runs at COMMIT, so nothing is there before.
+BEGIN;
+INSERT INTO stock_moves VALUES ('t-st', 's-3', 1);
+SELECT count(*) AS events_before_commit FROM idem.outbox_events WHERE tenant_id = 't-st' AND payload ->> 'sku' = 's-3';
+COMMIT;
+-- Beside an emit of the transaction, into a second group: both groups sequenced, one txn_id.
+BEGIN;
+SELECT emit_as('st4', 't-st', 'stock', '{"sku":"s-4"}') AS st4;
+INSERT INTO stock_moves VALUES ('t-st2', 's-5', 2);
+COMMIT;
+SELECT m.tenant_id, m.position, array_agg(e.name ORDER BY x.event_id) AS events,
+       dense_rank() OVER (ORDER BY m.txn_id) AS txn
+  FROM idem.outbox_commits m JOIN idem.outbox_events x USING (tenant_id, topic, txn_id) JOIN ev e ON e.event_id = x.event_id
+ WHERE m.topic = 'stock' GROUP BY m.tenant_id, m.position, m.txn_id ORDER BY m.position;
+SELECT * FROM take('wh1', 'warehouse');
+SELECT idem.ack('warehouse', ARRAY(SELECT event_id FROM claims WHERE label = 'wh1'), tok('wh1')) AS acked;
+DROP TABLE stock_moves;
+DROP FUNCTION stock_moved();
+
+--
+-- A transaction's outbox id (txn_id) is never reused: it comes from idem.outbox_txn_seq, which a
+-- dump carries with the data. (Bug: events carried the emitting transaction's xid8; restored
+-- into a new cluster, a new transaction could have the xid of a restored one, and its events
+-- joined that transaction's old commit row, at a position consumers had passed: never
+-- delivered.) Simulated here: the rows of two "restored" transactions, with ids below the
+-- sequence's value, written as a restore writes them; then new transactions emit to the group:
+-- each gets its own commit row, after the restored ones, and everything is claimed in order.
+--
+SELECT idem.create_topic('restored');
+SELECT idem.create_consumer('restorer', '{restored}');
+SELECT nextval('idem.outbox_txn_seq') AS txn_mark \gset
+INSERT INTO idem.outbox_events (tenant_id, topic, txn_id, event_id, key, payload, emitted_at)
+  VALUES ('t-re', 'restored', :txn_mark - 2, nextval('idem.outbox_seq'), NULL, '{"restored":"re1"}', now() - interval '2 days'),
+         ('t-re', 'restored', :txn_mark - 1, nextval('idem.outbox_seq'), NULL, '{"restored":"re2"}', now() - interval '1 day');
+INSERT INTO idem.outbox_commits (tenant_id, topic, position, txn_id, committed_at)
+  VALUES ('t-re', 'restored', nextval('idem.outbox_seq'), :txn_mark - 2, now() - interval '2 days'),
+         ('t-re', 'restored', nextval('idem.outbox_seq'), :txn_mark - 1, now() - interval '1 day');
+INSERT INTO ev SELECT payload ->> 'restored', event_id FROM idem.outbox_events WHERE payload ? 'restored';
+INSERT INTO idem.outbox_groups (tenant_id, topic) VALUES ('t-re', 'restored');
+-- (pg_dump carries the sequence's value with the data: it is one of the extension's dumped
+-- configuration relations.)
+SELECT 'idem.outbox_txn_seq'::regclass = ANY (extconfig) AS txn_seq_dumped FROM pg_extension WHERE extname = 'pg_idempotency';
+SELECT emit_as('re3', 't-re', 'restored', '{"n":3}') AS re3;
+BEGIN;
+SELECT emit_as('re4', 't-re', 'restored', '{"n":4}') AS re4;
+SELECT emit_as('re5', 't-re', 'restored', '{"n":5}') AS re5;
+COMMIT;
+SELECT m.txn_id - :txn_mark AS txn_after_mark, array_agg(e.name ORDER BY x.event_id) AS events
+  FROM idem.outbox_commits m JOIN idem.outbox_events x USING (tenant_id, topic, txn_id) JOIN ev e ON e.event_id = x.event_id
+ WHERE m.tenant_id = 't-re' GROUP BY m.position, m.txn_id ORDER BY m.position;
+SELECT * FROM take('re', 'restorer');
+SELECT idem.ack('restorer', ARRAY(SELECT event_id FROM claims WHERE label = 're'), tok('re')) AS acked;
+
+-- Rows not written by idem.emit get no commit row. An INSERT into idem.outbox_events (only the
+-- owner may write it) is never sequenced, with a fresh txn_id in a transaction that emits nothing
+-- or beside an emit of its own: never delivered, never counted as backlog, never purged (it is
+-- part of no commit). emit is the only way into the outbox.
+BEGIN;
+INSERT INTO idem.outbox_events (tenant_id, topic, txn_id, event_id, key, payload, emitted_at)
+  VALUES ('t-re', 'restored', nextval('idem.outbox_txn_seq'), nextval('idem.outbox_seq'), NULL, '{"bypass":1}', clock_timestamp());
+COMMIT;
+BEGIN;
+SELECT emit_as('re6', 't-re', 'restored', '{"n":6}') AS re6;
+INSERT INTO idem.outbox_events (tenant_id, topic, txn_id, event_id, key, payload, emitted_at)
+  VALUES ('t-re', 'restored', nextval('idem.outbox_txn_seq'), nextval('idem.outbox_seq'), NULL, '{"bypass":2}', clock_timestamp());
+COMMIT;
+SELECT x.payload, m.position IS NOT NULL AS sequenced
+  FROM idem.outbox_events x LEFT JOIN idem.outbox_commits m USING (tenant_id, topic, txn_id)
+ WHERE x.tenant_id = 't-re' AND (x.payload ? 'bypass' OR x.payload = '{"n":6}') ORDER BY x.event_id;
+SELECT backlog FROM idem.outbox_lag WHERE consumer = 'restorer';
+SELECT * FROM take('re-2', 'restorer');
+SELECT idem.ack('restorer', ev('re6'), tok('re-2'));
+SELECT backlog FROM idem.outbox_lag WHERE consumer = 'restorer';
+SELECT * FROM take('re-3', 'restorer');
+DELETE FROM idem.outbox_events WHERE payload ? 'bypass';
+
+--
+-- Privileges: a service (idem_service) emits and reads the lag; a consumer (idem_consumer)
+-- claims, acks, nacks and consume_once's, and reads the lag. Neither can do what the other does
+-- (bug: idem_service could claim, ack and mark as applied another service's events), write or
+-- read the outbox tables, draw from its sequences, register topics or consumers, replay, discard
+-- or purge, or call the internal functions. An operator registers and resolves.
 --
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_outbox_svc;
+DROP ROLE IF EXISTS regress_outbox_con;
 DROP ROLE IF EXISTS regress_outbox_op;
 RESET client_min_messages;
 CREATE ROLE regress_outbox_svc NOLOGIN IN ROLE idem_service;
+CREATE ROLE regress_outbox_con NOLOGIN IN ROLE idem_consumer;
 CREATE ROLE regress_outbox_op NOLOGIN IN ROLE idem_operator;
-GRANT ALL ON ev, claims, sent TO regress_outbox_svc;
-SELECT r.rolname, f.fn, has_function_privilege(r.rolname, f.fn, 'EXECUTE') AS can_execute
-  FROM (VALUES ('regress_outbox_svc'), ('regress_outbox_op')) AS r(rolname)
+GRANT ALL ON ev, claims, sent TO regress_outbox_svc, regress_outbox_con;
+SELECT f.fn, r.rolname, has_function_privilege(r.rolname, f.fn, 'EXECUTE') AS can_execute
+  FROM (VALUES ('regress_outbox_svc'), ('regress_outbox_con'), ('regress_outbox_op')) AS r(rolname)
  CROSS JOIN (VALUES ('idem.emit(text,text,jsonb,text)'), ('idem.claim(text,text[],integer,interval)'),
                     ('idem.ack(text,bigint,uuid)'), ('idem.ack(text,bigint[],uuid)'),
                     ('idem.nack(text,bigint,uuid,text,interval)'), ('idem.consume_once(text,bigint,uuid)'),
@@ -656,11 +824,15 @@ SELECT r.rolname, f.fn, has_function_privilege(r.rolname, f.fn, 'EXECUTE') AS ca
                     ('idem.outbox_replay(text,bigint)'), ('idem.outbox_discard(text,bigint,text)'),
                     ('idem.purge_outbox(interval,integer)')) AS f(fn)
  ORDER BY f.fn, r.rolname;
+SELECT r.rolname, has_table_privilege(r.rolname, 'idem.outbox_lag', 'SELECT') AS reads_lag,
+       has_sequence_privilege(r.rolname, 'idem.outbox_seq', 'USAGE') AS draws_positions,
+       has_sequence_privilege(r.rolname, 'idem.outbox_txn_seq', 'USAGE') AS draws_txn_ids
+  FROM (VALUES ('regress_outbox_svc'), ('regress_outbox_con'), ('regress_outbox_op')) AS r(rolname) ORDER BY 1;
 -- No internal outbox function (idem._outbox*), whatever their number and signatures, is open to
--- either role (or to PUBLIC).
+-- any of the roles (or to PUBLIC).
 SELECT r.rolname, count(*) > 0 AS internals_exist,
        count(*) FILTER (WHERE has_function_privilege(r.rolname, p.oid, 'EXECUTE')) AS internals_executable
-  FROM (VALUES ('regress_outbox_svc'), ('regress_outbox_op'), ('public')) AS r(rolname)
+  FROM (VALUES ('regress_outbox_svc'), ('regress_outbox_con'), ('regress_outbox_op'), ('public')) AS r(rolname)
  CROSS JOIN pg_proc p
  WHERE p.pronamespace = 'idem'::regnamespace AND p.proname LIKE '\_outbox%'
  GROUP BY r.rolname ORDER BY r.rolname;
@@ -668,31 +840,70 @@ SET ROLE regress_outbox_op;
 SELECT idem.create_topic('svc-topic') AS created;
 SELECT idem.create_consumer('svc-consumer', '{svc-topic}');
 RESET ROLE;
+-- The service emits; it cannot claim (nor consume_once, ack or nack, tried below with a real
+-- claim's token).
 SET ROLE regress_outbox_svc;
 SELECT emit_as('v1', 't-v', 'svc-topic', '{"v":1}') > 0 AS emitted;
+SELECT outbox_error($$SELECT * FROM idem.claim('svc-consumer')$$) AS svc_claim;
+SELECT consumer, topic, backlog FROM idem.outbox_lag WHERE consumer = 'svc-consumer';
+RESET ROLE;
+SELECT * FROM cursor_of('svc-consumer', 't-v', 'svc-topic');  -- the refused claim left nothing
+-- The consumer claims; it cannot emit.
+SET ROLE regress_outbox_con;
 SELECT * FROM take('v1', 'svc-consumer');
+SELECT outbox_error($$SELECT idem.emit('t-v', 'svc-topic', '{"v":2}')$$) AS con_emit;
+RESET ROLE;
+SELECT outbox_state() AS s0 \gset
+SET ROLE regress_outbox_svc;
+SELECT outbox_error($$SELECT idem.consume_once('svc-consumer', ev('v1'), tok('v1'))$$) AS svc_consume_once;
+SELECT outbox_error($$SELECT idem.consume_once('svc-consumer', ev('v1'))$$) AS svc_consume_once_unfenced;
+SELECT outbox_error($$SELECT idem.ack('svc-consumer', ARRAY[ev('v1')], tok('v1'))$$) AS svc_ack;
+SELECT outbox_error($$SELECT idem.ack('svc-consumer', ev('v1'), tok('v1'))$$) AS svc_ack_single;
+SELECT outbox_error($$SELECT idem.nack('svc-consumer', ev('v1'), tok('v1'), 'x')$$) AS svc_nack;
+RESET ROLE;
+SELECT outbox_state() = :'s0' AS unchanged, * FROM outbox_rows;
+SET ROLE regress_outbox_con;
 SELECT idem.consume_once('svc-consumer', ev('v1'), tok('v1')) AS applied;
 SELECT idem.nack('svc-consumer', ev('v1'), tok('v1'), 'try later', '0') AS outcome;
 SELECT * FROM take('v2', 'svc-consumer');
 SELECT idem.ack('svc-consumer', ARRAY[ev('v1')], tok('v2')) AS acked;
+SELECT idem.ack('svc-consumer', ev('v1'), tok('v2')) AS reacked_single;
 SELECT consumer, topic, backlog FROM idem.outbox_lag WHERE consumer = 'svc-consumer';
-SELECT outbox_error($$INSERT INTO idem.outbox_events VALUES ('t-v', 'svc-topic', pg_current_xact_id(), 1, NULL, '{}', now())$$) AS insert_event;
+RESET ROLE;
+-- Neither role reaches the tables, the sequences, the operator's functions or the internals.
+SET ROLE regress_outbox_svc;
+SELECT outbox_error($$INSERT INTO idem.outbox_events VALUES ('t-v', 'svc-topic', 1, 1, NULL, '{}', now())$$) AS insert_event;
 SELECT outbox_error($$SELECT count(*) FROM idem.outbox_events$$) AS read_events;
 SELECT outbox_error($$UPDATE idem.outbox_cursors SET topic = topic$$) AS move_cursor;
+SELECT outbox_error($$INSERT INTO idem.outbox_cursor_states SELECT * FROM idem.outbox_cursor_states$$) AS append_state;
 SELECT outbox_error($$DELETE FROM idem.outbox_consumed$$) AS forget_effects;
-SELECT outbox_error($$INSERT INTO idem.outbox_commits VALUES ('t-v', 'svc-topic', 1, '1', now())$$) AS insert_commit;
+SELECT outbox_error($$INSERT INTO idem.outbox_commits VALUES ('t-v', 'svc-topic', 1, 1, now())$$) AS insert_commit;
 SELECT outbox_error($$SELECT nextval('idem.outbox_seq')$$) AS draw_position;
+SELECT outbox_error($$SELECT nextval('idem.outbox_txn_seq')$$) AS draw_txn_id;
 SELECT outbox_error($$SELECT idem.create_topic('svc-own-topic')$$) AS create_topic;
 SELECT outbox_error($$SELECT idem.create_consumer('svc-own', '{svc-topic}')$$) AS create_consumer;
 SELECT outbox_error($$SELECT idem.outbox_replay('svc-consumer', 1)$$) AS replay;
 SELECT outbox_error($$SELECT idem.outbox_discard('svc-consumer', 1, 'x')$$) AS discard;
 SELECT outbox_error($$SELECT idem.purge_outbox('0')$$) AS purge;
-SELECT outbox_error($$SELECT idem._outbox_lock_groups('t-v', 'svc-topic')$$) AS lock_groups;
-SELECT outbox_error($$SELECT idem._outbox_note('t-v', 'svc-topic', NULL)$$) AS note;
+SELECT outbox_error($$SELECT idem._outbox_sequence_group('t-v', 'svc-topic', 1, false)$$) AS sequence_group;
+SELECT outbox_error($$SELECT idem._outbox_note('t-v', 'svc-topic', NULL, '{}')$$) AS note;
 RESET ROLE;
-SELECT count(*) AS svc_topics FROM idem.outbox_topics WHERE topic LIKE 'svc-own%';
-REVOKE ALL ON ev, claims, sent FROM regress_outbox_svc;
+SET ROLE regress_outbox_con;
+SELECT outbox_error($$SELECT count(*) FROM idem.outbox_events$$) AS read_events;
+SELECT outbox_error($$DELETE FROM idem.outbox_consumed$$) AS forget_effects;
+SELECT outbox_error($$INSERT INTO idem.outbox_cursor_states SELECT * FROM idem.outbox_cursor_states$$) AS append_state;
+SELECT outbox_error($$SELECT nextval('idem.outbox_txn_seq')$$) AS draw_txn_id;
+SELECT outbox_error($$SELECT idem.create_consumer('con-own', '{svc-topic}')$$) AS create_consumer;
+SELECT outbox_error($$SELECT idem.outbox_replay('svc-consumer', 1)$$) AS replay;
+SELECT outbox_error($$SELECT idem.purge_outbox('0')$$) AS purge;
+SELECT outbox_error($$SELECT idem._outbox_lock('t-v', 'svc-consumer', 'svc-topic', 'wait')$$) AS lock_state;
+SELECT outbox_error($$SELECT idem._outbox_newest_state('t-v', 'svc-consumer', 'svc-topic')$$) AS newest_state;
+RESET ROLE;
+SELECT count(*) AS own_topics FROM idem.outbox_topics WHERE topic LIKE 'svc-own%';
+SELECT count(*) AS own_consumers FROM idem.outbox_consumers WHERE consumer IN ('svc-own', 'con-own');
+REVOKE ALL ON ev, claims, sent FROM regress_outbox_svc, regress_outbox_con;
 DROP ROLE regress_outbox_svc;
+DROP ROLE regress_outbox_con;
 DROP ROLE regress_outbox_op;
 
 -- The labels of the outbox's public functions (volatility, strictness, SECURITY DEFINER, parallel
