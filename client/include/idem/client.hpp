@@ -1,0 +1,130 @@
+// idem::Client: makes a service handler exactly-once under an Idempotency-Key. run() acquires the
+// key, calls the handler in the same transaction, completes and commits; every other outcome
+// becomes its HTTP answer (replay, 409 + Retry-After, 422, 400 problem+json). docs/client.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "idem/errors.hpp"
+
+namespace idem {
+
+enum class Profile {
+  standard,   // a key reused with another body: 422 ERR_IDEMPOTENCY_PAYLOAD_MISMATCH
+  reference,  // the reference design: 409 for that body conflict
+};
+
+struct ClientOptions {
+  std::optional<std::chrono::milliseconds> ttl;    // nullopt: the server's idem.default_ttl (24 h)
+  std::optional<std::chrono::milliseconds> lease;  // nullopt: the server's idem.lease_timeout (30 s)
+  std::chrono::seconds retry_after{2};             // Retry-After when the server gives none
+  Profile profile = Profile::standard;
+  bool allow_missing_key = false;                  // true: a request without a key runs unguarded
+  std::size_t pool_size = 4;                       // connections, opened on demand
+  std::chrono::milliseconds acquire_timeout{5000}; // longest wait for a free connection
+  std::size_t max_body_bytes = 1 << 20;            // larger bodies: 413 (the server's default bound)
+  std::string problem_type_base = "urn:pg-idempotency:error:";  // problem+json "type" = base + name
+};
+
+struct Header {
+  std::string name;
+  std::string value;
+  bool operator==(const Header& o) const { return name == o.name && value == o.value; }
+};
+
+struct Response {
+  int status = 200;
+  std::vector<Header> headers;  // in order, duplicates kept (Set-Cookie)
+  std::string body;             // bytes
+  // The first header of that name (case-insensitive), or nullptr.
+  const std::string* header(std::string_view name) const;
+};
+
+// What a service has in hand for one HTTP request.
+struct Request {
+  std::string tenant;
+  std::string caller;  // the calling service or client id
+  std::string method;  // POST
+  std::string route;   // /v1/payments
+  std::optional<std::string> idempotency_key;  // the Idempotency-Key header, if sent
+  std::string body;                             // JSON bytes; empty means "no body"
+  std::vector<std::string> fingerprint_exclusions;  // RFC 6901 pointers, e.g. /metadata/trace_id
+  std::string resource() const { return method + " " + route; }
+};
+
+using SqlValue = std::optional<std::string>;  // text format; std::nullopt is SQL NULL
+using SqlRow = std::vector<SqlValue>;
+
+// The handler's view of its attempt: the open transaction and what acquire said.
+class Attempt {
+ public:
+  // One statement with $n parameters in the attempt's transaction; rows as text.
+  std::vector<SqlRow> exec(const std::string& sql, const std::vector<SqlValue>& params = {});
+  // idem.emit(tenant, topic, payload, key) in the same transaction: the event exists iff it commits.
+  std::int64_t emit(const std::string& topic, const std::string& payload_json,
+                    const std::optional<std::string>& key = std::nullopt);
+  // idem.handler_key(handle): the key to send to a payment processor, the same for every attempt
+  // of this generation. One round trip on first use. Throws InvalidArgument without a key.
+  const std::string& handler_key();
+
+  bool idempotent() const noexcept;  // false: no key, allow_missing_key let it through
+  bool resumed() const noexcept;     // a takeover of unfinished work
+  const std::optional<std::string>& recovery_point() const noexcept;
+  const std::optional<std::string>& recovery_data() const noexcept;  // JSON text
+  const std::string& handle() const noexcept;
+  std::int64_t fencing_token() const noexcept;
+  const Request& request() const noexcept;
+
+  struct State;
+  explicit Attempt(State& state) : state_(state) {}
+  Attempt(const Attempt&) = delete;
+  Attempt& operator=(const Attempt&) = delete;
+
+ private:
+  State& state_;
+};
+
+struct ClientStats {
+  std::uint64_t connections_opened = 0;
+  std::uint64_t connections_discarded = 0;  // returned broken, replaced on demand
+  std::uint64_t round_trips = 0;            // statements sent (BEGIN, each exec, COMMIT, ...)
+  std::uint64_t handler_runs = 0;
+};
+
+class Client {
+ public:
+  using Handler = std::function<Response(Attempt&)>;
+
+  // uri: a libpq URI (postgresql://...). Connects lazily; thread-safe.
+  Client(std::string uri, ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // The exactly-once call. Returns the handler's response (committed with its writes), the
+  // stored response of a replay, or a problem response; rethrows what the handler throws (after
+  // rolling back: the key stays free); throws OutcomeUnknown when the COMMIT's fate is unknown.
+  Response run(const Request& request, const Handler& handler);
+
+  ClientStats stats() const;
+  const ClientOptions& options() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// RFC 9457 application/problem+json: {"type","title","status","detail","code"} in that order.
+Response problem_response(int status, const std::string& code, const std::string& title,
+                          const std::string& detail, const std::string& type_base = "urn:pg-idempotency:error:");
+// The HTTP answer docs/errors.md gives a ClientError (e.g. LeaseLost: 503 + Retry-After).
+Response problem_response(const ClientError& error, const ClientOptions& options = {});
+
+}  // namespace idem

@@ -1,0 +1,156 @@
+// The libpqxx side of pg_session.hpp: a connection with its prepared statements, one
+// nontransaction through which BEGIN/COMMIT/ROLLBACK and every statement go, and every pqxx
+// exception turned into the client's own (errors.hpp) with the server's SQLSTATE.
+#include "pg_session.hpp"
+
+#include <pqxx/pqxx>
+
+namespace idem::pg {
+namespace {
+
+// Text parameters never contain NUL (bytea travels as hex), so C strings carry them whole.
+std::vector<const char*> pointers(const std::vector<SqlValue>& params) {
+  std::vector<const char*> out;
+  out.reserve(params.size());
+  for (const SqlValue& p : params) out.push_back(p ? p->c_str() : nullptr);
+  return out;
+}
+
+std::vector<SqlRow> rows_of(const pqxx::result& r) {
+  std::vector<SqlRow> out;
+  out.reserve(r.size());
+  for (const auto& row : r) {
+    SqlRow cells;
+    cells.reserve(row.size());
+    for (const auto& field : row) {
+      cells.push_back(field.is_null() ? SqlValue{} : SqlValue{std::string(field.c_str(), field.size())});
+    }
+    out.push_back(std::move(cells));
+  }
+  return out;
+}
+
+// pqxx 6.4 gives the whole error text ("ERROR:  ERR_X: msg\nHINT:  ...\n"): the primary message
+// and the hint, without the severity.
+std::pair<std::string, std::string> split_message(const std::string& text) {
+  std::string message = text;
+  std::string hint;
+  const auto hint_at = message.find("\nHINT:  ");
+  if (hint_at != std::string::npos) {
+    hint = message.substr(hint_at + 8);
+    message.resize(hint_at);
+  }
+  const auto detail_at = message.find("\nDETAIL:  ");
+  if (detail_at != std::string::npos) message.resize(detail_at);
+  for (const char* prefix : {"ERROR:  ", "FATAL:  "}) {
+    if (message.rfind(prefix, 0) == 0) message.erase(0, 8);
+  }
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  while (!hint.empty() && hint.back() == '\n') hint.pop_back();
+  return {message, hint};
+}
+
+}  // namespace
+
+struct Session::Impl {
+  Impl(const std::string& uri, std::atomic<std::uint64_t>& rt) : conn(uri), round_trips(rt) {}
+  pqxx::connection conn;
+  std::unique_ptr<pqxx::nontransaction> tx;  // destroyed before conn
+  std::atomic<std::uint64_t>& round_trips;
+  bool broken = false;
+
+  // Runs f, translating pqxx exceptions; `committing` turns a broken connection into OutcomeUnknown.
+  template <typename F>
+  auto guarded(F&& f, bool committing = false) -> decltype(f()) {
+    round_trips.fetch_add(1, std::memory_order_relaxed);
+    try {
+      return f();
+    } catch (const pqxx::broken_connection& e) {
+      broken = true;
+      if (committing) throw OutcomeUnknown(e.what());
+      throw ConnectionLost("ERR_CLIENT_CONNECTION_LOST", "08006",
+                           std::string("connection lost before COMMIT, nothing was committed: ") + e.what());
+    } catch (const pqxx::in_doubt_error& e) {
+      broken = true;
+      throw OutcomeUnknown(e.what());
+    } catch (const pqxx::serialization_failure& e) {
+      throw DatabaseError("SQLSTATE_40001", "40001", split_message(e.what()).first);
+    } catch (const pqxx::deadlock_detected& e) {
+      throw DatabaseError("SQLSTATE_40P01", "40P01", split_message(e.what()).first);
+    } catch (const pqxx::sql_error& e) {
+      if (!conn.is_open()) {
+        broken = true;
+        if (committing) throw OutcomeUnknown(e.what());
+      }
+      const auto [message, hint] = split_message(e.what());
+      throw_for_sqlstate(e.sqlstate(), message, hint);
+    } catch (const pqxx::failure& e) {
+      if (!conn.is_open()) {
+        broken = true;
+        if (committing) throw OutcomeUnknown(e.what());
+      }
+      throw DatabaseError("ERR_CLIENT_DATABASE", "", e.what());
+    }
+  }
+};
+
+Session::Session(const std::string& uri, const std::vector<Statement>& statements,
+                 std::atomic<std::uint64_t>& round_trips) {
+  try {
+    impl_ = std::make_unique<Impl>(uri, round_trips);
+    for (const Statement& s : statements) {
+      impl_->conn.prepare(s.name, s.sql);
+      impl_->conn.prepare_now(s.name);  // a typo or a missing extension fails here, once
+    }
+    impl_->tx = std::make_unique<pqxx::nontransaction>(impl_->conn, "idem_client");
+  } catch (const pqxx::broken_connection& e) {
+    throw ConnectionLost("ERR_CLIENT_CONNECTION_LOST", "08006", std::string("cannot connect: ") + e.what());
+  } catch (const pqxx::sql_error& e) {
+    const auto [message, hint] = split_message(e.what());
+    throw_for_sqlstate(e.sqlstate(), message, hint);
+  }
+}
+
+Session::~Session() {
+  try {
+    impl_->tx.reset();
+  } catch (...) {
+  }
+}
+
+bool Session::healthy() const noexcept { return !impl_->broken && impl_->conn.is_open(); }
+
+void Session::begin() {
+  impl_->guarded([&] { impl_->tx->exec("BEGIN"); });
+}
+
+void Session::commit() {
+  impl_->guarded([&] { impl_->tx->exec("COMMIT"); }, /*committing=*/true);
+}
+
+void Session::rollback() noexcept {
+  if (impl_->broken) return;
+  try {
+    impl_->guarded([&] { impl_->tx->exec("ROLLBACK"); });
+  } catch (...) {
+    impl_->broken = true;
+  }
+}
+
+std::vector<SqlRow> Session::exec(const std::string& sql, const std::vector<SqlValue>& params) {
+  return impl_->guarded([&] {
+    const auto ptrs = pointers(params);
+    return rows_of(impl_->tx->exec_params(sql, pqxx::prepare::make_dynamic_params(ptrs)));
+  });
+}
+
+std::vector<SqlRow> Session::exec_prepared(const char* name, const std::vector<SqlValue>& params) {
+  return impl_->guarded([&] {
+    const auto ptrs = pointers(params);
+    return rows_of(impl_->tx->exec_prepared(name, pqxx::prepare::make_dynamic_params(ptrs)));
+  });
+}
+
+int Session::backend_pid() const { return impl_->conn.backendpid(); }
+
+}  // namespace idem::pg

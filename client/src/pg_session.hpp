@@ -1,0 +1,54 @@
+// One database connection of the client's pool: the only door to libpqxx (6.4 on Debian 12).
+// Only pg_session.cpp includes pqxx, so a move to 7.x touches that file alone. Transactions are
+// explicit statements (BEGIN/COMMIT/ROLLBACK) so that every round trip is one counted exec and a
+// connection lost during COMMIT is told apart from one lost before it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "idem/client.hpp"
+
+namespace idem::pg {
+
+struct Statement {
+  const char* name;
+  const char* sql;
+};
+
+class Session {
+ public:
+  // Connects and prepares `statements` (once per connection). Throws ConnectionLost or the
+  // ClientError of the server's SQLSTATE. round_trips counts every statement run() sends.
+  Session(const std::string& uri, const std::vector<Statement>& statements,
+          std::atomic<std::uint64_t>& round_trips);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // False once the connection broke (or a ROLLBACK failed): the pool throws it away.
+  bool healthy() const noexcept;
+
+  // Each is one round trip. Errors arrive as ClientError subclasses (errors.hpp); a broken
+  // connection as ConnectionLost, which also marks the session unhealthy.
+  void begin();
+  // A broken connection here throws OutcomeUnknown: COMMIT may have reached the server.
+  void commit();
+  // Best effort, never throws; marks the session unhealthy when it fails.
+  void rollback() noexcept;
+  std::vector<SqlRow> exec(const std::string& sql, const std::vector<SqlValue>& params = {});
+  std::vector<SqlRow> exec_prepared(const char* name, const std::vector<SqlValue>& params);
+
+  // The server's backend pid (tests terminate it to break the connection).
+  int backend_pid() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace idem::pg
