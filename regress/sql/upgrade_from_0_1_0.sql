@@ -49,6 +49,26 @@ SELECT outcome, response_status, convert_from(response_body, 'UTF8') AS body
 SELECT client_key, mutation_type, outcome, handler_called FROM idem.mutations ORDER BY mutation_id;
 SELECT client_key, mutation_type, attempts_in_generation, attempted_at IS NOT NULL AS attempt_time FROM idem.keys ORDER BY client_key;
 
+-- The outbox of 0.3.0 works in the updated database: a topic and a consumer (5 attempts by
+-- default), an event emitted in a transaction (its commit row drawn at COMMIT, after its id),
+-- claimed once, applied once, acked; nothing left to claim or in the backlog.
+SELECT idem.create_topic('upgrade.orders') AS created;
+SELECT idem.create_consumer('upgrade-sync', ARRAY['upgrade.orders']);
+SELECT consumer, max_attempts FROM idem.outbox_consumers;
+BEGIN;
+SELECT idem.emit('t-up', 'upgrade.orders', '{"order":"o-1"}', key => 'o-1') AS up_event \gset
+SELECT :up_event AS event_id, (SELECT count(*) FROM idem.outbox_commits) AS commit_rows_before_commit;
+COMMIT;
+SELECT e.event_id, e.txn_id, m.position, m.position > e.event_id AS drawn_at_commit
+  FROM idem.outbox_events e JOIN idem.outbox_commits m USING (tenant_id, topic, txn_id);
+CREATE TEMP TABLE up_claim AS SELECT * FROM idem.claim('upgrade-sync');
+SELECT event_id, tenant_id, topic, key, payload, attempt, redelivered, token IS NOT NULL AS has_token FROM up_claim;
+SELECT idem.consume_once('upgrade-sync', event_id, token) AS applied FROM up_claim;
+SELECT idem.ack('upgrade-sync', array_agg(event_id), min(token::text)::uuid) AS acked FROM up_claim;
+SELECT consumer, topic, backlog, claimed_groups, dead_letters FROM idem.outbox_lag;
+SELECT count(*) AS claimed_again FROM idem.claim('upgrade-sync');
+DROP TABLE up_claim;
+
 -- The catalog of the updated install equals a fresh one's: functions (with their settings,
 -- privileges and bodies), columns, constraints, indexes (one query text, kept in a variable, runs
 -- in both databases).
