@@ -1,0 +1,420 @@
+// idem::Client::run on a real server: every outcome of acquire and its HTTP answer, byte for
+// byte; a throwing handler leaves the key free; the round trips each path costs.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/integration/client_support.hpp"
+
+namespace idem::it {
+namespace {
+
+const std::string kKey = "c0ffee00-1111-4222-8333-444455556666";
+
+std::string problem(int status, const std::string& code, const std::string& title, const std::string& detail) {
+  return R"({"type":"urn:pg-idempotency:error:)" + code + R"(","title":")" + title + R"(","status":)" +
+         std::to_string(status) + R"(,"detail":")" + detail + R"(","code":")" + code + R"("})";
+}
+
+const std::vector<Header> kProblemHeaders = {{"Content-Type", "application/problem+json"}};
+
+TEST(ClientRun, NewKeyRunsHandlerAndCommitsThenReplayReturnsExactBytes) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::atomic<int> runs{0};
+  const Response first = client.run(order_request(kKey), order_handler(runs, "ord_1"));
+  const Response expected = created_response("ord_1");
+  EXPECT_EQ(first.status, 201);
+  EXPECT_EQ(first.headers, expected.headers);
+  EXPECT_EQ(first.body, expected.body);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 1);
+
+  const Response replay = client.run(order_request(kKey), order_handler(runs, "ord_2"));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(replay.status, 201);
+  EXPECT_EQ(replay.headers, with_replay_headers(expected.headers));
+  EXPECT_EQ(replay.body, expected.body);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 1);
+  // The same JSON document spelled differently is the same request (RFC 8785).
+  const Response respelled =
+      client.run(order_request(kKey, "{ \"cart\": \"c_42\", \"amount\": 1999.0 }"), order_handler(runs, "ord_3"));
+  EXPECT_EQ(respelled.status, 201);
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(ClientRun, KeyHeldByAnOpenTransactionGives409WithRetryAfter) {
+  ClientDatabase db;
+  Client client(db.url());
+  Connection holder(db.url());
+  auto tx = holder.begin();
+  // The same scope and fingerprint as the client's request, acquired and not yet committed.
+  const Result held = tx->exec(
+      "SELECT outcome FROM idem.acquire('acme', $1, idem.payload_hash($2::text), caller => 'checkout',"
+      " resource => 'POST /v1/orders')",
+      {kKey, R"({"amount":1999,"cart":"c_42"})"});
+  ASSERT_EQ(held.text(0, "outcome"), "acquired");
+
+  std::atomic<int> runs{0};
+  const Response busy = client.run(order_request(kKey), order_handler(runs, "ord_1"));
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(busy.status, 409);
+  EXPECT_EQ(busy.headers, (std::vector<Header>{{"Content-Type", "application/problem+json"}, {"Retry-After", "2"}}));
+  EXPECT_EQ(busy.body, problem(409, "ERR_IDEMPOTENCY_IN_PROGRESS", "Request in progress",
+                               "a request with this Idempotency-Key is still being processed; retry the same request "
+                               "with the same key after Retry-After seconds"));
+  tx->abort();
+  // The holder rolled back: the key is free, the handler runs.
+  EXPECT_EQ(client.run(order_request(kKey), order_handler(runs, "ord_1")).status, 201);
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(ClientRun, CommittedLiveLeaseGives409) {
+  ClientDatabase db;
+  Client client(db.url());
+  Connection holder(db.url());
+  holder.exec(
+      "SELECT idem.acquire('acme', $1, idem.payload_hash($2::text), caller => 'checkout', resource => 'POST /v1/orders')",
+      {kKey, R"({"amount":1999,"cart":"c_42"})"});
+  std::atomic<int> runs{0};
+  EXPECT_EQ(client.run(order_request(kKey), order_handler(runs, "ord_1")).status, 409);
+  EXPECT_EQ(runs, 0);
+}
+
+TEST(ClientRun, MismatchGives422AndTheReferenceProfile409) {
+  ClientDatabase db;
+  std::atomic<int> runs{0};
+  Client client(db.url());
+  ASSERT_EQ(client.run(order_request(kKey), order_handler(runs, "ord_1")).status, 201);
+  const Request other = order_request(kKey, R"({"amount":2999,"cart":"c_42"})");
+  const std::string detail = "this Idempotency-Key was used with a different request; use a new key for a new request";
+  const std::string title = "Idempotency-Key reused with a different payload";
+
+  const Response standard = client.run(other, order_handler(runs, "ord_2"));
+  EXPECT_EQ(standard.status, 422);
+  EXPECT_EQ(standard.headers, kProblemHeaders);
+  EXPECT_EQ(standard.body, problem(422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, detail));
+
+  ClientOptions reference_options;
+  reference_options.profile = Profile::reference;
+  Client reference(db.url(), reference_options);
+  const Response conflict = reference.run(other, order_handler(runs, "ord_2"));
+  EXPECT_EQ(conflict.status, 409);
+  EXPECT_EQ(conflict.headers, kProblemHeaders);
+  EXPECT_EQ(conflict.body, problem(409, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, detail));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 1);
+}
+
+TEST(ClientRun, MissingKeyGives400WithoutARoundTrip) {
+  ClientDatabase db;
+  Client client(db.url());
+  Request r = order_request(kKey);
+  r.idempotency_key.reset();
+  std::atomic<int> runs{0};
+  const Response missing = client.run(r, order_handler(runs, "ord_1"));
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(missing.headers, kProblemHeaders);
+  EXPECT_EQ(missing.body, problem(400, "ERR_IDEMPOTENCY_KEY_MISSING", "Idempotency-Key missing",
+                                  "this operation requires an Idempotency-Key header (a UUIDv4 is ideal)"));
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(client.stats().round_trips, 0u);
+  EXPECT_EQ(client.stats().connections_opened, 0u);
+}
+
+TEST(ClientRun, EmptyKeyGives400Missing) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::atomic<int> runs{0};
+  const Response empty = client.run(order_request(""), order_handler(runs, "ord_1"));
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(empty.body, problem(400, "ERR_IDEMPOTENCY_KEY_MISSING", "Idempotency-Key missing",
+                                "an idempotency key is required"));
+  EXPECT_EQ(runs, 0);
+}
+
+TEST(ClientRun, InvalidKeyGives400WithCoresMessageWithoutARoundTrip) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::atomic<int> runs{0};
+  const Response short_key = client.run(order_request("too-short"), order_handler(runs, "ord_1"));
+  EXPECT_EQ(short_key.status, 400);
+  EXPECT_EQ(short_key.headers, kProblemHeaders);
+  EXPECT_EQ(short_key.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
+                                    "idempotency key is 9 characters long; it must be 16 to 128"));
+  const Response newline = client.run(order_request("0123456789abcdef\n"), order_handler(runs, "ord_1"));
+  EXPECT_EQ(newline.status, 400);
+  EXPECT_NE(newline.body.find("\"code\":\"ERR_IDEMPOTENCY_KEY_INVALID\""), std::string::npos);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(client.stats().round_trips, 0u);
+}
+
+TEST(ClientRun, InvalidJsonBodyGives400AndAnInexactNumber400) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::atomic<int> runs{0};
+  const Response dup = client.run(order_request(kKey, R"({"a":1,"a":2})"), order_handler(runs, "ord_1"));
+  EXPECT_EQ(dup.status, 400);
+  EXPECT_NE(dup.body.find("\"code\":\"ERR_PAYLOAD_JSON_INVALID\""), std::string::npos);
+  const Response big = client.run(order_request(kKey, R"({"amount":9007199254740993})"), order_handler(runs, "o"));
+  EXPECT_EQ(big.status, 400);
+  EXPECT_NE(big.body.find("\"code\":\"ERR_PAYLOAD_NUMBER_PRECISION\""), std::string::npos);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(client.stats().round_trips, 0u);
+}
+
+TEST(ClientRun, AllowMissingKeyRunsTheHandlerWithoutIdempotency) {
+  ClientDatabase db;
+  ClientOptions options;
+  options.allow_missing_key = true;
+  Client client(db.url(), options);
+  Request r = order_request(kKey);
+  r.idempotency_key.reset();
+  int runs = 0;
+  const auto handler = [&](Attempt& a) {
+    EXPECT_FALSE(a.idempotent());
+    EXPECT_THROW(a.handler_key(), InvalidArgument);
+    a.exec("INSERT INTO orders VALUES ($1, 1)", {"ord_" + std::to_string(++runs)});
+    return created_response("x");
+  };
+  EXPECT_EQ(client.run(r, handler).status, 201);
+  EXPECT_EQ(client.run(r, handler).status, 201);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 2);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys"), 0);
+}
+
+TEST(ClientRun, HandlerThatThrowsRollsBackAndLeavesTheKeyFree) {
+  ClientDatabase db;
+  Client client(db.url());
+  int runs = 0;
+  const auto failing = [&](Attempt& a) -> Response {
+    ++runs;
+    a.exec("INSERT INTO orders VALUES ('ord_1', 1)");
+    a.emit("orders.created", R"({"order":"ord_1"})", "ord_1");
+    throw std::runtime_error("processor timeout");
+  };
+  EXPECT_THROW(
+      {
+        try {
+          client.run(order_request(kKey), failing);
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "processor timeout");
+          throw;
+        }
+      },
+      std::runtime_error);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys"), 0);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.outbox_events"), 0);
+  std::atomic<int> second{0};
+  EXPECT_EQ(client.run(order_request(kKey), order_handler(second, "ord_1")).status, 201);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(second, 1);
+}
+
+TEST(ClientRun, ServerErrorInTheHandlerIsItsExceptionClassAndRollsBack) {
+  ClientDatabase db;
+  Client client(db.url());
+  const auto handler = [&](Attempt& a) -> Response {
+    a.exec("INSERT INTO orders VALUES ('ord_1', 1)");
+    a.exec("SELECT idem.check_transition('order', 'shipped', 'refunded')");
+    return created_response("ord_1");
+  };
+  try {
+    client.run(order_request(kKey), handler);
+    FAIL() << "no exception";
+  } catch (const InvalidTransition& e) {
+    EXPECT_EQ(e.name(), "ERR_INVALID_TRANSITION");
+    EXPECT_EQ(e.sqlstate(), "IK006");
+    EXPECT_EQ(e.detail().rfind("order cannot move from shipped to refunded", 0), 0u) << e.detail();
+    EXPECT_EQ(std::string(e.what()).rfind("ERR_INVALID_TRANSITION: order cannot move", 0), 0u) << e.what();
+  }
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys"), 0);
+}
+
+TEST(ClientRun, CompleteAfterTheLeaseWasGivenUpThrowsLeaseLost) {
+  ClientDatabase db;
+  Client client(db.url());
+  const auto handler = [&](Attempt& a) -> Response {
+    a.exec("SELECT idem.release($1, $2::bigint, 'given up')", {a.handle(), std::to_string(a.fencing_token())});
+    return created_response("ord_1");
+  };
+  EXPECT_THROW(client.run(order_request(kKey), handler), LeaseLost);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys"), 0);
+}
+
+TEST(ClientRun, ExpiredLeaseWithACheckpointIsResumedAtItsRecoveryPoint) {
+  ClientDatabase db;
+  Client client(db.url());
+  Connection crashed(db.url());
+  const Result first = crashed.exec(
+      "SELECT handle, attempt FROM idem.acquire('acme', $1, idem.payload_hash($2::text), caller => 'checkout',"
+      " resource => 'POST /v1/orders', lease => '200 milliseconds')",
+      {kKey, R"({"amount":1999,"cart":"c_42"})"});
+  crashed.exec("SELECT idem.checkpoint($1, $2::bigint, 'charge_created', '{\"charge_id\":\"ch_1\"}')",
+               {first.text(0, "handle"), first.text(0, "attempt")});
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  bool resumed = false;
+  std::optional<std::string> point, data;
+  const Response r = client.run(order_request(kKey), [&](Attempt& a) {
+    resumed = a.resumed();
+    point = a.recovery_point();
+    data = a.recovery_data();
+    EXPECT_NE(std::to_string(a.fencing_token()), first.text(0, "attempt"));
+    return created_response("ord_1");
+  });
+  EXPECT_EQ(r.status, 201);
+  EXPECT_TRUE(resumed);
+  EXPECT_EQ(point, "charge_created");
+  EXPECT_EQ(data, R"({"charge_id": "ch_1"})");
+  std::atomic<int> later{0};
+  EXPECT_EQ(client.run(order_request(kKey), order_handler(later, "x")).headers.back(),
+            (Header{"Idempotent-Replayed", "true"}));
+  EXPECT_EQ(later, 0);
+}
+
+TEST(ClientRun, EmitIsCommittedWithTheHandlersWrites) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::int64_t event = 0;
+  client.run(order_request(kKey), [&](Attempt& a) {
+    a.exec("INSERT INTO orders VALUES ('ord_1', 1)");
+    event = a.emit("orders.created", R"({"order":"ord_1"})", "ord_1");
+    return created_response("ord_1");
+  });
+  EXPECT_GT(event, 0);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.outbox_events WHERE event_id = " + std::to_string(event) +
+                     " AND key = 'ord_1' AND tenant_id = 'acme'"),
+            1);
+}
+
+TEST(ClientRun, HandlerKeyIsTheServersAndStableAcrossAttempts) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::string first_key;
+  EXPECT_THROW(client.run(order_request(kKey),
+                          [&](Attempt& a) -> Response {
+                            first_key = a.handler_key();
+                            EXPECT_EQ(a.exec("SELECT idem.handler_key($1)", {a.handle()}).at(0).at(0), first_key);
+                            throw std::runtime_error("transient");
+                          }),
+               std::runtime_error);
+  std::string second_key;
+  client.run(order_request(kKey), [&](Attempt& a) {
+    second_key = a.handler_key();
+    return created_response("ord_1");
+  });
+  EXPECT_EQ(first_key.rfind("idem_", 0), 0u);
+  EXPECT_EQ(first_key.size(), 45u);
+  EXPECT_EQ(first_key, second_key);
+}
+
+TEST(ClientRun, InvalidHeaderNameThrowsAndCommitsNothing) {
+  ClientDatabase db;
+  Client client(db.url());
+  EXPECT_THROW(client.run(order_request(kKey),
+                          [&](Attempt& a) {
+                            a.exec("INSERT INTO orders VALUES ('ord_1', 1)");
+                            Response r;
+                            r.headers = {{"Bad Name", "x"}};
+                            return r;
+                          }),
+               InvalidArgument);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 0);
+}
+
+// Round trips, counted by the client (one per statement sent): a new key costs acquire and
+// complete on top of the business transaction (BEGIN, its writes, COMMIT); a replay costs BEGIN,
+// acquire and COMMIT (the COMMIT keeps the replay's audit row).
+TEST(ClientRun, RoundTripsPerPath) {
+  ClientDatabase db;
+  ClientOptions options;
+  options.allow_missing_key = true;
+  Client client(db.url(), options);
+  std::atomic<int> runs{0};
+  auto rt = [&] { return client.stats().round_trips; };
+
+  Request unguarded = order_request(kKey);
+  unguarded.idempotency_key.reset();
+  auto before = rt();
+  client.run(unguarded, order_handler(runs, "ord_0"));
+  EXPECT_EQ(rt() - before, 3u) << "business alone: BEGIN, INSERT, COMMIT";
+
+  before = rt();
+  client.run(order_request(kKey), order_handler(runs, "ord_1"));
+  EXPECT_EQ(rt() - before, 5u) << "new key: BEGIN, acquire, INSERT, complete, COMMIT";
+
+  before = rt();
+  client.run(order_request(kKey), order_handler(runs, "ord_2"));
+  EXPECT_EQ(rt() - before, 3u) << "replay: BEGIN, acquire, COMMIT";
+
+  before = rt();
+  client.run(order_request("short"), order_handler(runs, "ord_3"));
+  EXPECT_EQ(rt() - before, 0u) << "invalid key: none";
+  EXPECT_EQ(client.stats().connections_opened, 1u);
+}
+
+TEST(ClientErrors, ProblemResponsesFollowDocsErrorsMd) {
+  const Response lost = problem_response(LeaseLost("ERR_LEASE_LOST", "IK005", "cannot complete key t:ab: lost"));
+  EXPECT_EQ(lost.status, 503);
+  EXPECT_EQ(lost.headers, (std::vector<Header>{{"Content-Type", "application/problem+json"}, {"Retry-After", "2"}}));
+  EXPECT_EQ(lost.body, problem(503, "ERR_LEASE_LOST", "Lease lost", "cannot complete key t:ab: lost"));
+  const Response unknown = problem_response(OutcomeUnknown("server closed the connection"));
+  EXPECT_EQ(unknown.status, 503);
+  EXPECT_EQ(unknown.body, problem(503, "ERR_CLIENT_OUTCOME_UNKNOWN", "Outcome unknown",
+                                  "outcome unknown — retry with the same key"));
+  EXPECT_EQ(std::string(OutcomeUnknown("x").what()), "ERR_CLIENT_OUTCOME_UNKNOWN: outcome unknown — retry with the same key");
+  const Response misconfigured = problem_response(InvalidArgument(
+      "ERR_ARGUMENT_INVALID", "IK012", "server misconfiguration: idem.key_min_length (64) exceeds idem.key_max_length (32)"));
+  EXPECT_EQ(misconfigured.status, 500);
+  const Response other = problem_response(DatabaseError("SQLSTATE_42501", "42501", "permission denied for table x"));
+  EXPECT_EQ(other.status, 500);
+  EXPECT_EQ(other.body, problem(500, "SQLSTATE_42501", "Internal error", "the request could not be completed"));
+}
+
+TEST(ClientErrors, SqlstatesMapToTheirClasses) {
+  auto thrown = [](const char* state) -> std::string {
+    try {
+      throw_for_sqlstate(state, std::string("ERR_X: m"));
+    } catch (const KeyMissing&) {
+      return "KeyMissing";
+    } catch (const KeyInvalid&) {
+      return "KeyInvalid";
+    } catch (const InProgress&) {
+      return "InProgress";
+    } catch (const PayloadMismatch&) {
+      return "PayloadMismatch";
+    } catch (const LeaseLost&) {
+      return "LeaseLost";
+    } catch (const InvalidTransition&) {
+      return "InvalidTransition";
+    } catch (const NonAtomicStore&) {
+      return "NonAtomicStore";
+    } catch (const InvalidPayload&) {
+      return "InvalidPayload";
+    } catch (const InvalidArgument&) {
+      return "InvalidArgument";
+    } catch (const DatabaseError& e) {
+      return "DatabaseError:" + e.name();
+    }
+    return "";
+  };
+  EXPECT_EQ(thrown("IK001"), "KeyMissing");
+  EXPECT_EQ(thrown("IK002"), "KeyInvalid");
+  EXPECT_EQ(thrown("IK003"), "InProgress");
+  EXPECT_EQ(thrown("IK004"), "PayloadMismatch");
+  EXPECT_EQ(thrown("IK005"), "LeaseLost");
+  EXPECT_EQ(thrown("IK006"), "InvalidTransition");
+  EXPECT_EQ(thrown("IK007"), "NonAtomicStore");
+  EXPECT_EQ(thrown("IK009"), "InvalidPayload");
+  EXPECT_EQ(thrown("IK010"), "InvalidPayload");
+  EXPECT_EQ(thrown("IK013"), "InvalidPayload");
+  EXPECT_EQ(thrown("IK011"), "InvalidArgument");
+  EXPECT_EQ(thrown("IK012"), "InvalidArgument");
+  EXPECT_EQ(thrown("IK019"), "DatabaseError:ERR_OUTBOX_TOPIC_UNKNOWN");
+  EXPECT_EQ(thrown("40001"), "DatabaseError:SQLSTATE_40001");
+}
+
+}  // namespace
+}  // namespace idem::it
