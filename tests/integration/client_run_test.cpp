@@ -418,3 +418,33 @@ TEST(ClientErrors, SqlstatesMapToTheirClasses) {
 
 }  // namespace
 }  // namespace idem::it
+
+namespace idem::it {
+namespace {
+
+// The server's count of the same round trips (pg_stat_statements is preloaded on the test
+// cluster): every statement the client sends is one call, BEGIN and COMMIT included.
+TEST(ClientRun, RoundTripsSeenByPgStatStatements) {
+  ClientDatabase db;
+  Connection admin(db.url());
+  admin.exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  Client client(db.url());
+  std::atomic<int> runs{0};
+  client.run(order_request("warm-up-key-000000001"), order_handler(runs, "ord_0"));  // connect + prepare
+  const std::string reset =
+      "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)";
+  const std::string calls =
+      "SELECT coalesce(sum(calls), 0)::text AS count FROM pg_stat_statements"
+      " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+      " AND query NOT LIKE '%pg_stat_statements%'";
+  admin.exec(reset);
+  client.run(order_request(kKey), order_handler(runs, "ord_1"));
+  EXPECT_EQ(admin.exec(calls).text(0, "count"), "5") << "new key: BEGIN, acquire, INSERT, complete, COMMIT";
+  admin.exec(reset);
+  client.run(order_request(kKey), order_handler(runs, "ord_2"));
+  EXPECT_EQ(admin.exec(calls).text(0, "count"), "3") << "replay: BEGIN, acquire, COMMIT";
+  EXPECT_EQ(runs, 2);
+}
+
+}  // namespace
+}  // namespace idem::it
