@@ -96,7 +96,7 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
   if (payload_bytes > static_cast<Size>(gucs::max_payload_bytes)) {
     throw Error(ErrorCode::PayloadTooLarge,
                 "event payload of " + std::to_string(payload_bytes) + " bytes exceeds idem.max_payload_bytes (" +
-                    std::to_string(gucs::max_payload_bytes) + ")",
+                    std::to_string(gucs::max_payload_bytes) + " bytes)",
                 "Emit a reference to the data (an order id) rather than the data itself.");
   }
   keys::validate_scope_part(required(tenant, "tenant"), "tenant", keys::kMaxTenantBytes, false);

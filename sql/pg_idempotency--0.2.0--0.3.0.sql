@@ -451,6 +451,16 @@ BEGIN
               AND (x.claim_until IS NULL OR x.claim_until <= v_now)
             ORDER BY x.replay_requested_at, x.event_id LIMIT v_left
               FOR UPDATE SKIP LOCKED LOOP
+    IF d.claim_token IS NOT NULL THEN
+      -- Its replay's claim ran out without an ack: the replay failed, like a nack of it, and the
+      -- letter is dead again until an operator asks once more.
+      UPDATE idem.outbox_dead_letters x
+         SET attempts = x.attempts + 1, replay_requested_at = NULL, claim_token = NULL, claim_until = NULL,
+             last_error = format('replay claim expired at %s without an ack',
+                                 to_char(d.claim_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+       WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
+      CONTINUE;
+    END IF;
     UPDATE idem.outbox_dead_letters x SET claim_token = v_token, claim_until = v_until
      WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
     event_id := d.event_id; tenant_id := d.tenant_id; topic := d.topic; key := d.key; payload := d.payload;
@@ -850,6 +860,13 @@ BEGIN
   PERFORM idem._outbox_consumer(consumer);
   IF reason IS NULL OR btrim(reason) = '' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'reason must say why the dead letter is closed without being applied');
+  END IF;
+  IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
+              WHERE d.consumer = outbox_discard.consumer AND d.event_id = outbox_discard.event_id AND d.resolved_at IS NULL
+                AND d.claim_until > clock_timestamp()) THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('dead letter %s of consumer %L is being replayed by a worker right now', event_id, consumer),
+      'Wait for its ack or nack (or its visibility to pass).');
   END IF;
   UPDATE idem.outbox_dead_letters d
      SET resolved_at = clock_timestamp(), resolution = 'discarded', resolution_note = reason, claim_token = NULL, claim_until = NULL

@@ -906,6 +906,27 @@ DROP ROLE regress_outbox_svc;
 DROP ROLE regress_outbox_con;
 DROP ROLE regress_outbox_op;
 
+-- A replay whose claim runs out without an ack failed, like a nack of it: the letter is dead
+-- again (attempts counted, the expiry as its last error) instead of being handed out for ever;
+-- and a dead letter being replayed cannot be discarded under the worker applying it.
+SELECT idem.create_topic('replays') AS created;
+SELECT idem.create_consumer('replayer', '{replays}', 2);
+SELECT idem.emit('t-rx', 'replays', '{"n":1}') AS rx1 \gset
+SELECT token AS rxt FROM idem.claim('replayer') \gset
+SELECT idem.nack('replayer', :rx1, :'rxt', 'boom', '0') AS first_nack;
+SELECT token AS rxt FROM idem.claim('replayer') \gset
+SELECT idem.nack('replayer', :rx1, :'rxt', 'boom', '0') AS second_nack;
+SELECT idem.outbox_replay('replayer', :rx1);
+SELECT attempt, redelivered FROM idem.claim('replayer', NULL, 10, '300 milliseconds');
+SELECT outbox_error(format($$SELECT idem.outbox_discard('replayer', %s, 'no')$$, :rx1)) AS discard_while_claimed;
+SELECT pg_sleep(0.35);
+SELECT count(*) AS handed_out_again FROM idem.claim('replayer', NULL, 10, '1 millisecond');
+SELECT attempts, replay_requested_at IS NULL AS dead_again, resolved_at IS NULL AS open,
+       last_error ~ '^replay claim expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z without an ack$' AS expiry_recorded
+  FROM idem.outbox_dead_letters WHERE consumer = 'replayer';
+SELECT idem.outbox_discard('replayer', :rx1, 'the order was refunded by hand');
+SELECT resolution, resolution_note FROM idem.outbox_dead_letters WHERE consumer = 'replayer';
+
 -- The labels of the outbox's public functions (volatility, strictness, SECURITY DEFINER, parallel
 -- safety, pinned settings).
 SELECT p.oid::regprocedure AS function, p.provolatile AS vol, p.proisstrict AS strict, p.prosecdef AS secdef,
