@@ -18,6 +18,8 @@ constexpr const char* kAcquire = "idem_client_acquire";
 constexpr const char* kComplete = "idem_client_complete";
 constexpr const char* kEmit = "idem_client_emit";
 constexpr const char* kHandlerKey = "idem_client_handler_key";
+constexpr const char* kCheckpoint = "idem_client_checkpoint";
+constexpr const char* kRelease = "idem_client_release";
 
 const std::vector<pg::Statement> kStatements = {
     {kAcquire,
@@ -28,6 +30,8 @@ const std::vector<pg::Statement> kStatements = {
     {kComplete, "SELECT idem.complete($1, $2::bigint, $3::integer, $4::jsonb, $5::bytea)"},
     {kEmit, "SELECT idem.emit($1, $2, $3::jsonb, $4)"},
     {kHandlerKey, "SELECT idem.handler_key($1)"},
+    {kCheckpoint, "SELECT idem.checkpoint($1, $2::bigint, $3, $4::jsonb)"},
+    {kRelease, "SELECT idem.release($1, $2::bigint, $3)"},
 };
 
 // Columns of kAcquire.
@@ -115,7 +119,10 @@ const std::string& Attempt::handle() const noexcept { return state_.handle; }
 std::int64_t Attempt::fencing_token() const noexcept { return state_.token; }
 const Request& Attempt::request() const noexcept { return *state_.request; }
 
-struct Client::Impl {
+namespace detail {
+
+// The pool and the steps run() and begin() share. Client::Impl is one; a Lease points to it.
+struct ClientCore {
   std::string uri;
   ClientOptions options;
   std::mutex mutex;
@@ -125,25 +132,31 @@ struct Client::Impl {
   std::atomic<std::uint64_t> opened{0}, discarded{0}, round_trips{0}, handler_runs{0};
 
   // A connection checked out of the pool; `fresh` when opened for this checkout.
-  struct Lease {
-    Impl* pool;
+  struct Checkout {
+    ClientCore* pool;
     std::unique_ptr<pg::Session> session;
     bool fresh = false;
-    Lease(Impl* p, std::unique_ptr<pg::Session> s, bool f) : pool(p), session(std::move(s)), fresh(f) {}
-    Lease(Lease&& o) noexcept : pool(o.pool), session(std::move(o.session)), fresh(o.fresh) {}
-    ~Lease() {
+    Checkout(ClientCore* p, std::unique_ptr<pg::Session> s, bool f) : pool(p), session(std::move(s)), fresh(f) {}
+    Checkout(Checkout&& o) noexcept : pool(o.pool), session(std::move(o.session)), fresh(o.fresh) {}
+    ~Checkout() {
       if (session) pool->give_back(std::move(session));
     }
   };
 
-  Lease checkout() {
+  Checkout checkout() {
     std::unique_lock<std::mutex> lock(mutex);
     const auto deadline = std::chrono::steady_clock::now() + options.acquire_timeout;
     for (;;) {
       if (!idle.empty()) {
         auto s = std::move(idle.back());
         idle.pop_back();
-        return Lease(this, std::move(s), false);
+        if (s->probe()) return Checkout(this, std::move(s), false);
+        lock.unlock();
+        s.reset();  // closed by the server while idle: replaced below or by the next checkout
+        ++discarded;
+        lock.lock();
+        --open;
+        continue;
       }
       if (open < options.pool_size) {
         ++open;
@@ -151,7 +164,7 @@ struct Client::Impl {
         try {
           auto s = std::make_unique<pg::Session>(uri, kStatements, round_trips);
           ++opened;
-          return Lease(this, std::move(s), true);
+          return Checkout(this, std::move(s), true);
         } catch (...) {
           lock.lock();
           --open;
@@ -183,10 +196,125 @@ struct Client::Impl {
     freed.notify_one();
   }
 
-  Response run_unguarded(const Request& request, const Handler& handler);
-  Response run_idempotent(const Request& request, const hash::Digest& fingerprint, const Handler& handler);
-  Response call_handler(pg::Session& session, Attempt::State& state, const Handler& handler);
+  // A checked-out connection on which `first` succeeded. An idle connection the server closed
+  // fails there before anything could run (or, for an autocommit acquire, at worst leased the key
+  // to nobody: the retry answers 409 until the lease ends): take another. A fresh connection that
+  // fails means the server is unreachable: report it.
+  template <typename F>
+  Checkout checkout_and(F&& first) {
+    for (;;) {
+      Checkout c = checkout();
+      try {
+        first(*c.session);
+        return c;
+      } catch (const ConnectionLost&) {
+        if (c.fresh) throw;
+      } catch (const OutcomeUnknown&) {
+        if (c.fresh) throw;
+      }
+    }
+  }
+
+  // The service's values: a bad one is its bug, thrown (InvalidArgument).
+  static void check_scope(const Request& request) {
+    try {
+      keys::validate_scope_part(request.tenant, "tenant", keys::kMaxTenantBytes, false);
+      keys::validate_scope_part(request.caller, "caller", keys::kMaxScopePartBytes, true);
+      keys::validate_scope_part(request.resource(), "resource", keys::kMaxScopePartBytes, true);
+    } catch (const Error& e) {
+      const ClientError ce = client_error_of(e);
+      throw InvalidArgument(ce.name(), ce.sqlstate(), ce.detail(), ce.hint());
+    }
+  }
+
+  // check_scope, then the end client's values (a 400/413 answer), all before any round trip;
+  // the fingerprint when they pass.
+  std::variant<Response, hash::Digest> check(const Request& request) const {
+    check_scope(request);
+    try {
+      keys::validate_key(request.idempotency_key);
+      if (request.body.size() > options.max_body_bytes) {
+        throw Error(ErrorCode::PayloadTooLarge, "request body is " + std::to_string(request.body.size()) +
+                                                    " bytes; the limit is " + std::to_string(options.max_body_bytes));
+      }
+      // No JSON document canonicalizes to nothing, so an empty body's SHA-256 collides with none.
+      return request.body.empty() ? hash::sha256("")
+                                  : idem::fingerprint_text(request.body, request.fingerprint_exclusions).hash;
+    } catch (const Error& e) {
+      const ClientError ce = client_error_of(e);
+      // Exclusions are the service's configuration: its bug, thrown.
+      if (e.code() == ErrorCode::JsonPointerInvalid || e.code() == ErrorCode::ArgumentInvalid) {
+        throw InvalidArgument(ce.name(), ce.sqlstate(), ce.detail(), ce.hint());
+      }
+      if (e.code() == ErrorCode::KeyMissing && !request.idempotency_key) {
+        return problem_response(KeyMissing(ce.name(), ce.sqlstate(),
+                                           "this operation requires an Idempotency-Key header (a UUIDv4 is ideal)"),
+                                options);
+      }
+      return problem_response(ce, options);
+    }
+  }
+
+  std::vector<SqlValue> acquire_params(const Request& request, const hash::Digest& fingerprint) const {
+    const std::string hash(reinterpret_cast<const char*>(fingerprint.data()), fingerprint.size());
+    return {request.tenant, *request.idempotency_key, hex_bytea(hash), request.caller,
+            request.resource(), interval(options.lease), interval(options.ttl)};
+  }
+
+  // The answer to an outcome that is not the caller's to run; nullopt for acquired/resumed.
+  std::optional<Response> refusal(const SqlRow& row) const {
+    const std::string& outcome = row.at(kOutcome).value();
+    if (outcome == "acquired" || outcome == "resumed") return std::nullopt;
+    if (outcome == "replay") {
+      Response r;
+      r.status = std::stoi(row.at(kStatus).value());
+      r.headers = http::decode_headers(row.at(kHeaders).value_or("{}"));
+      r.body = unhex_bytea(row.at(kBody).value_or("\\x"));
+      r.headers.push_back({"X-Cache-Lookup", "IDEMPOTENT-HIT"});
+      r.headers.push_back({"Idempotent-Replayed", "true"});
+      return r;
+    }
+    if (outcome == "in_progress") {
+      const SqlValue& after = row.at(kRetryAfter);
+      return http::in_progress(options, after ? std::stol(*after) : static_cast<long>(options.retry_after.count()));
+    }
+    if (outcome == "mismatch") return http::mismatch(options);
+    throw DatabaseError("ERR_CLIENT_DATABASE", "", "idem.acquire answered an unknown outcome: " + outcome);
+  }
+
+  static void fill(Attempt::State& state, const SqlRow& row) {
+    state.idempotent = true;
+    state.resumed = row.at(kOutcome).value() == "resumed";
+    state.recovery_point = row.at(kRecoveryPoint);
+    state.recovery_data = row.at(kRecoveryData);
+    state.handle = row.at(kHandle).value();
+    state.token = std::stoll(row.at(kToken).value());
+  }
+
+  // Calls the handler in the open transaction, completes (for a keyed attempt) and commits; on
+  // any exception rolls back and rethrows.
+  Response call_handler(pg::Session& session, Attempt::State& state, const std::function<Response(Attempt&)>& handler) {
+    Attempt attempt(state);
+    Response response;
+    try {
+      ++handler_runs;
+      response = handler(attempt);
+      if (state.idempotent) {
+        session.exec_prepared(kComplete, {state.handle, std::to_string(state.token), std::to_string(response.status),
+                                          http::encode_headers(response.headers), hex_bytea(response.body)});
+      }
+    } catch (...) {
+      session.rollback();  // an acquired key goes with it: the next call runs the handler
+      throw;
+    }
+    session.commit();
+    return response;
+  }
 };
+
+}  // namespace detail
+
+struct Client::Impl : detail::ClientCore {};
 
 Client::Client(std::string uri, ClientOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->uri = std::move(uri);
@@ -208,122 +336,120 @@ ClientStats Client::stats() const {
 }
 
 Response Client::run(const Request& request, const Handler& handler) {
-  const ClientOptions& o = impl_->options;
-  // The service's own values: a bad one is its bug (thrown), not the end client's (a 400).
-  try {
-    keys::validate_scope_part(request.tenant, "tenant", keys::kMaxTenantBytes, false);
-    keys::validate_scope_part(request.caller, "caller", keys::kMaxScopePartBytes, true);
-    keys::validate_scope_part(request.resource(), "resource", keys::kMaxScopePartBytes, true);
-  } catch (const Error& e) {
-    throw InvalidArgument(client_error_of(e).name(), error_sqlstate(e.code()), client_error_of(e).detail());
+  Impl& core = *impl_;
+  if (!request.idempotency_key && core.options.allow_missing_key) {
+    // Fail open only when told: a plain transaction, no record, no replay.
+    detail::ClientCore::check_scope(request);
+    auto c = core.checkout_and([](pg::Session& s) { s.begin(); });
+    Attempt::State state;
+    state.session = c.session.get();
+    state.request = &request;
+    return core.call_handler(*c.session, state, handler);
   }
-  if (!request.idempotency_key) {
-    if (o.allow_missing_key) return impl_->run_unguarded(request, handler);
-    return problem_response(KeyMissing("ERR_IDEMPOTENCY_KEY_MISSING", "IK001",
-                                       "this operation requires an Idempotency-Key header (a UUIDv4 is ideal)"),
-                            o);
-  }
-  // The end client's values: refused with a 400 before any round trip.
-  hash::Digest fingerprint;
-  try {
-    keys::validate_key(*request.idempotency_key);
-    if (request.body.size() > o.max_body_bytes) {
-      throw Error(ErrorCode::PayloadTooLarge, "request body is " + std::to_string(request.body.size()) +
-                                                  " bytes; the limit is " + std::to_string(o.max_body_bytes));
+  const auto checked = core.check(request);
+  if (const auto* answer = std::get_if<Response>(&checked)) return *answer;
+  const auto params = core.acquire_params(request, std::get<hash::Digest>(checked));
+  std::vector<SqlRow> rows;
+  auto c = core.checkout_and([&](pg::Session& s) {
+    s.begin();
+    try {
+      rows = s.exec_prepared(kAcquire, params);
+    } catch (const ConnectionLost&) {
+      throw;
+    } catch (...) {
+      s.rollback();
+      throw;
     }
-    // No JSON document canonicalizes to nothing, so an empty body's SHA-256 collides with none.
-    fingerprint = request.body.empty() ? hash::sha256("")
-                                       : idem::fingerprint_text(request.body, request.fingerprint_exclusions).hash;
-  } catch (const Error& e) {
-    const ClientError ce = client_error_of(e);
-    // Exclusions are the service's configuration: its bug, thrown.
-    if (e.code() == ErrorCode::JsonPointerInvalid || e.code() == ErrorCode::ArgumentInvalid) {
-      throw InvalidArgument(ce.name(), ce.sqlstate(), ce.detail(), ce.hint());
-    }
-    return problem_response(ce, o);
+  });
+  const SqlRow& row = rows.at(0);
+  if (auto answer = core.refusal(row)) {
+    c.session->commit();  // a refusal holds nothing; COMMIT keeps its audit row (idem.mutations)
+    return *answer;
   }
-  return impl_->run_idempotent(request, fingerprint, handler);
+  Attempt::State state;
+  state.session = c.session.get();
+  state.request = &request;
+  detail::ClientCore::fill(state, row);
+  return core.call_handler(*c.session, state, handler);
 }
 
-Response Client::Impl::call_handler(pg::Session& session, Attempt::State& state, const Handler& handler) {
-  Attempt attempt(state);
-  Response response;
-  try {
-    ++handler_runs;
-    response = handler(attempt);
-    if (state.idempotent) {
-      session.exec_prepared(kComplete, {state.handle, std::to_string(state.token), std::to_string(response.status),
-                                        http::encode_headers(response.headers), hex_bytea(response.body)});
-    }
-  } catch (...) {
-    session.rollback();  // the acquired key goes with it: the next call runs the handler
-    throw;
+struct Lease::State {
+  detail::ClientCore* core = nullptr;
+  Request request;
+  Attempt::State attempt;  // its session is set only while a step runs
+};
+
+Lease::Lease(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Lease::Lease(Lease&&) noexcept = default;
+Lease& Lease::operator=(Lease&&) noexcept = default;
+Lease::~Lease() = default;
+
+bool Lease::resumed() const noexcept { return state_->attempt.resumed; }
+const std::optional<std::string>& Lease::recovery_point() const noexcept { return state_->attempt.recovery_point; }
+const std::optional<std::string>& Lease::recovery_data() const noexcept { return state_->attempt.recovery_data; }
+const std::string& Lease::handle() const noexcept { return state_->attempt.handle; }
+std::int64_t Lease::fencing_token() const noexcept { return state_->attempt.token; }
+
+const std::string& Lease::handler_key() {
+  if (!state_->attempt.handler_key) {
+    auto c = state_->core->checkout_and([&](pg::Session& s) {
+      state_->attempt.handler_key = s.exec_prepared(kHandlerKey, {state_->attempt.handle}).at(0).at(0);
+    });
   }
-  session.commit();
+  return *state_->attempt.handler_key;
+}
+
+void Lease::checkpoint(const std::string& recovery_point, const std::optional<std::string>& data_json) {
+  const Attempt::State& a = state_->attempt;
+  // Running it again with the same token only records the same checkpoint again: retried on
+  // another connection when a pooled one turns out dead.
+  auto c = state_->core->checkout_and([&](pg::Session& s) {
+    s.exec_prepared_autocommit(kCheckpoint, {a.handle, std::to_string(a.token), recovery_point, data_json});
+  });
+  state_->attempt.recovery_point = recovery_point;
+  state_->attempt.recovery_data = data_json;
+}
+
+Response Lease::complete(const Response& response) {
+  const Attempt::State& a = state_->attempt;
+  auto c = state_->core->checkout();
+  c.session->exec_prepared_autocommit(kComplete, {a.handle, std::to_string(a.token), std::to_string(response.status),
+                                                  http::encode_headers(response.headers), hex_bytea(response.body)});
   return response;
 }
 
-Response Client::Impl::run_unguarded(const Request& request, const Handler& handler) {
-  Lease lease = checkout();
-  lease.session->begin();
-  Attempt::State state;
-  state.session = lease.session.get();
-  state.request = &request;
-  return call_handler(*lease.session, state, handler);
+Response Lease::complete(const std::function<Response(Attempt&)>& handler) {
+  auto c = state_->core->checkout_and([](pg::Session& s) { s.begin(); });
+  state_->attempt.session = c.session.get();
+  state_->attempt.request = &state_->request;
+  struct Detach {
+    Attempt::State& a;
+    ~Detach() { a.session = nullptr; }
+  } detach{state_->attempt};
+  return state_->core->call_handler(*c.session, state_->attempt, handler);
 }
 
-Response Client::Impl::run_idempotent(const Request& request, const hash::Digest& fingerprint, const Handler& handler) {
-  const std::string hash(reinterpret_cast<const char*>(fingerprint.data()), fingerprint.size());
-  const std::vector<SqlValue> params = {request.tenant, *request.idempotency_key, hex_bytea(hash), request.caller,
-                                        request.resource(), interval(options.lease), interval(options.ttl)};
-  for (;;) {
-    Lease lease = checkout();
-    pg::Session& session = *lease.session;
-    std::vector<SqlRow> rows;
-    try {
-      session.begin();
-      rows = session.exec_prepared(kAcquire, params);
-    } catch (const ConnectionLost&) {
-      // An idle connection the server closed: nothing ran, take another (a fresh one that fails
-      // means the server is unreachable: report it).
-      if (lease.fresh) throw;
-      continue;
-    } catch (...) {
-      session.rollback();
-      throw;
-    }
-    const SqlRow& row = rows.at(0);
-    const std::string& outcome = row.at(kOutcome).value();
-    if (outcome == "acquired" || outcome == "resumed") {
-      Attempt::State state;
-      state.session = &session;
-      state.request = &request;
-      state.idempotent = true;
-      state.resumed = outcome == "resumed";
-      state.recovery_point = row.at(kRecoveryPoint);
-      state.recovery_data = row.at(kRecoveryData);
-      state.handle = row.at(kHandle).value();
-      state.token = std::stoll(row.at(kToken).value());
-      return call_handler(session, state, handler);
-    }
-    // A refusal holds nothing; COMMIT keeps its audit row (idem.mutations).
-    session.commit();
-    if (outcome == "replay") {
-      Response r;
-      r.status = std::stoi(row.at(kStatus).value());
-      r.headers = http::decode_headers(row.at(kHeaders).value_or("{}"));
-      r.body = unhex_bytea(row.at(kBody).value_or("\\x"));
-      r.headers.push_back({"X-Cache-Lookup", "IDEMPOTENT-HIT"});
-      r.headers.push_back({"Idempotent-Replayed", "true"});
-      return r;
-    }
-    if (outcome == "in_progress") {
-      const SqlValue& after = row.at(kRetryAfter);
-      return http::in_progress(options, after ? std::stol(*after) : static_cast<long>(options.retry_after.count()));
-    }
-    if (outcome == "mismatch") return http::mismatch(options);
-    throw DatabaseError("ERR_CLIENT_DATABASE", "", "idem.acquire answered an unknown outcome: " + outcome);
-  }
+void Lease::release(const std::string& error) {
+  const Attempt::State& a = state_->attempt;
+  auto c = state_->core->checkout();
+  c.session->exec_prepared_autocommit(kRelease, {a.handle, std::to_string(a.token), error});
+}
+
+std::variant<Lease, Response> Client::begin(const Request& request) {
+  Impl& core = *impl_;
+  const auto checked = core.check(request);
+  if (const auto* answer = std::get_if<Response>(&checked)) return *answer;
+  const auto params = core.acquire_params(request, std::get<hash::Digest>(checked));
+  std::vector<SqlRow> rows;
+  // Outside a transaction block: the lease (or the refusal's audit row) commits with the statement.
+  auto c = core.checkout_and([&](pg::Session& s) { rows = s.exec_prepared_autocommit(kAcquire, params); });
+  const SqlRow& row = rows.at(0);
+  if (auto answer = core.refusal(row)) return *answer;
+  auto state = std::make_unique<Lease::State>();
+  state->core = &core;
+  state->request = request;
+  detail::ClientCore::fill(state->attempt, row);
+  return Lease(std::move(state));
 }
 
 }  // namespace idem

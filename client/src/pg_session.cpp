@@ -3,6 +3,9 @@
 // exception turned into the client's own (errors.hpp) with the server's SQLSTATE.
 #include "pg_session.hpp"
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <pqxx/pqxx>
 
 namespace idem::pg {
@@ -120,6 +123,18 @@ Session::~Session() {
 
 bool Session::healthy() const noexcept { return !impl_->broken && impl_->conn.is_open(); }
 
+bool Session::probe() noexcept {
+  if (!healthy()) return false;
+  // Peek without consuming (libpq reads it later if it is harmless): an idle connection gets
+  // nothing unprompted but a notice, a notification or a parameter status; EOF or an
+  // ErrorResponse (the FATAL of a terminated backend) means it is dead.
+  const int fd = impl_->conn.sock();
+  char first = 0;
+  const ssize_t n = fd < 0 ? 0 : ::recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || (n == 1 && first == 'E')) impl_->broken = true;
+  return healthy();
+}
+
 void Session::begin() {
   impl_->guarded([&] { impl_->tx->exec("BEGIN"); });
 }
@@ -149,6 +164,15 @@ std::vector<SqlRow> Session::exec_prepared(const char* name, const std::vector<S
     const auto ptrs = pointers(params);
     return rows_of(impl_->tx->exec_prepared(name, pqxx::prepare::make_dynamic_params(ptrs)));
   });
+}
+
+std::vector<SqlRow> Session::exec_prepared_autocommit(const char* name, const std::vector<SqlValue>& params) {
+  return impl_->guarded(
+      [&] {
+        const auto ptrs = pointers(params);
+        return rows_of(impl_->tx->exec_prepared(name, pqxx::prepare::make_dynamic_params(ptrs)));
+      },
+      /*committing=*/true);
 }
 
 int Session::backend_pid() const { return impl_->conn.backendpid(); }

@@ -32,6 +32,9 @@ class Session {
 
   // False once the connection broke (or a ROLLBACK failed): the pool throws it away.
   bool healthy() const noexcept;
+  // No round trip: reads what the server sent while the connection sat idle (a terminated
+  // backend's FATAL and EOF), so a dead connection is found before anything is sent on it.
+  bool probe() noexcept;
 
   // Each is one round trip. Errors arrive as ClientError subclasses (errors.hpp); a broken
   // connection as ConnectionLost, which also marks the session unhealthy.
@@ -42,6 +45,9 @@ class Session {
   void rollback() noexcept;
   std::vector<SqlRow> exec(const std::string& sql, const std::vector<SqlValue>& params = {});
   std::vector<SqlRow> exec_prepared(const char* name, const std::vector<SqlValue>& params);
+  // A statement outside a transaction block (it commits by itself): a broken connection throws
+  // OutcomeUnknown, as for COMMIT.
+  std::vector<SqlRow> exec_prepared_autocommit(const char* name, const std::vector<SqlValue>& params);
 
   // The server's backend pid (tests terminate it to break the connection).
   int backend_pid() const;

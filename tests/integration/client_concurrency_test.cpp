@@ -119,8 +119,11 @@ TEST(ClientPool, ConnectionClosedByTheServerIsReplaced) {
       " WHERE application_name = 'idem_client_pool_test' AND datname = current_database()");
   ASSERT_EQ(killed.text(0, "count"), "1");
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  // The idle connection is dead: found at BEGIN, before anything ran; the run takes a new one.
+  // The idle connection is dead: the checkout's probe (no round trip) reads the server's FATAL
+  // and EOF, and the run takes a new connection without sending anything on the dead one.
+  const auto before = client.stats().round_trips;
   EXPECT_EQ(client.run(order_request("pool-key-000000000002"), order_handler(runs, "o2")).status, 201);
+  EXPECT_EQ(client.stats().round_trips - before, 5u);
   EXPECT_EQ(runs, 2);
   EXPECT_EQ(client.stats().connections_opened, 2u);
   EXPECT_EQ(client.stats().connections_discarded, 1u);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "idem/errors.hpp"
@@ -98,6 +99,45 @@ struct ClientStats {
   std::uint64_t handler_runs = 0;
 };
 
+class Client;
+
+// Multi-step use (a handler that calls out, e.g. to a payment processor): the key leased in a
+// committed transaction, so no transaction stays open across the external call. Each member is
+// its own short transaction on a pooled connection. A Lease must not outlive its Client.
+// Dropping it without complete/release records nothing: the lease runs out, and the next
+// request resumes at the last checkpoint (or, without one, starts afresh once the lease ended).
+class Lease {
+ public:
+  Lease(Lease&&) noexcept;
+  Lease& operator=(Lease&&) noexcept;
+  ~Lease();
+
+  bool resumed() const noexcept;  // a takeover: continue from recovery_point()
+  const std::optional<std::string>& recovery_point() const noexcept;
+  const std::optional<std::string>& recovery_data() const noexcept;  // JSON text
+  const std::string& handle() const noexcept;
+  std::int64_t fencing_token() const noexcept;
+  // The key to send to the processor: the same for every attempt of this generation.
+  const std::string& handler_key();
+  // idem.checkpoint: records progress (e.g. "charge_created", {"charge_id":"ch_1"}) and extends
+  // the lease. LeaseLost if another attempt took the key over. One round trip (autocommit).
+  void checkpoint(const std::string& recovery_point, const std::optional<std::string>& data_json = std::nullopt);
+  // idem.complete with `response`, committed; returns it. One round trip (autocommit).
+  Response complete(const Response& response);
+  // The last step's writes with the completion: handler(attempt) runs in a transaction that
+  // also completes the key (BEGIN, the handler's statements, complete, COMMIT).
+  Response complete(const std::function<Response(Attempt&)>& handler);
+  // idem.release after a transient failure: the next request is a fresh attempt, or resumes at
+  // the last checkpoint. One round trip.
+  void release(const std::string& error);
+
+  struct State;
+  explicit Lease(std::unique_ptr<State> state);
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 class Client {
  public:
   using Handler = std::function<Response(Attempt&)>;
@@ -112,6 +152,11 @@ class Client {
   // stored response of a replay, or a problem response; rethrows what the handler throws (after
   // rolling back: the key stays free); throws OutcomeUnknown when the COMMIT's fate is unknown.
   Response run(const Request& request, const Handler& handler);
+
+  // Multi-step use: leases the key in its own committed transaction (one round trip) and returns
+  // the Lease, or the early response (replay, 409, 422, 400: the same answers as run). A request
+  // without a key gets 400 even with allow_missing_key: there is nothing to lease.
+  std::variant<Lease, Response> begin(const Request& request);
 
   ClientStats stats() const;
   const ClientOptions& options() const noexcept;
