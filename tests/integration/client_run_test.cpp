@@ -143,21 +143,31 @@ TEST(ClientRun, InvalidKeyGives400WithCoresMessageWithoutARoundTrip) {
                                     "idempotency key is 9 characters long; it must be 16 to 128"));
   const Response newline = client.run(order_request("0123456789abcdef\n"), order_handler(runs, "ord_1"));
   EXPECT_EQ(newline.status, 400);
-  EXPECT_NE(newline.body.find("\"code\":\"ERR_IDEMPOTENCY_KEY_INVALID\""), std::string::npos);
+  EXPECT_EQ(newline.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
+                                  "idempotency key has a byte outside printable ASCII (0x0A) at position 16"));
   EXPECT_EQ(runs, 0);
   EXPECT_EQ(client.stats().round_trips, 0u);
 }
 
-TEST(ClientRun, InvalidJsonBodyGives400AndAnInexactNumber400) {
+TEST(ClientRun, InvalidJsonBodyGives400AnInexactNumber400AndALargeBody413) {
   ClientDatabase db;
-  Client client(db.url());
+  ClientOptions options;
+  options.max_body_bytes = 64;
+  Client client(db.url(), options);
   std::atomic<int> runs{0};
   const Response dup = client.run(order_request(kKey, R"({"a":1,"a":2})"), order_handler(runs, "ord_1"));
   EXPECT_EQ(dup.status, 400);
-  EXPECT_NE(dup.body.find("\"code\":\"ERR_PAYLOAD_JSON_INVALID\""), std::string::npos);
+  EXPECT_EQ(dup.headers, kProblemHeaders);
+  EXPECT_EQ(dup.body, problem(400, "ERR_PAYLOAD_JSON_INVALID", "Invalid JSON body",
+                              R"(duplicate member name \"a\" at byte 7)"));
   const Response big = client.run(order_request(kKey, R"({"amount":9007199254740993})"), order_handler(runs, "o"));
   EXPECT_EQ(big.status, 400);
-  EXPECT_NE(big.body.find("\"code\":\"ERR_PAYLOAD_NUMBER_PRECISION\""), std::string::npos);
+  EXPECT_EQ(big.body, problem(400, "ERR_PAYLOAD_NUMBER_PRECISION", "Number cannot be fingerprinted exactly",
+                              "number 9007199254740993 at /amount cannot be represented exactly as an IEEE double"));
+  const Response large = client.run(order_request(kKey, "[" + std::string(70, '1') + "]"), order_handler(runs, "o"));
+  EXPECT_EQ(large.status, 413);
+  EXPECT_EQ(large.body, problem(413, "ERR_PAYLOAD_TOO_LARGE", "Body too large",
+                                "request body is 72 bytes; the limit is 64"));
   EXPECT_EQ(runs, 0);
   EXPECT_EQ(client.stats().round_trips, 0u);
 }
