@@ -4,6 +4,8 @@
 // global order and has idem._outbox_sequence_group draw each one's commit position. The locks are
 // held until the commit is visible, so a group's positions are its commit order.
 #include <algorithm>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -34,13 +36,17 @@ struct Group {
 // from a dump). A group noted in a subtransaction that rolled back stays noted: at commit it is
 // locked and, having no event, left without a commit row.
 std::vector<Group> noted_groups;
+std::set<std::pair<std::string, std::string>> noted_names;  // the same groups, for the lookup
 int64 transaction_outbox_id = 0;
+Oid transaction_outbox_id_from = InvalidOid;  // the sequence it came from (DROP/CREATE EXTENSION)
 LocalTransactionId noted_in = InvalidLocalTransactionId;
 
 std::vector<Group>& groups_of_this_transaction() {
   if (noted_in != MyProc->lxid) {
     noted_groups.clear();
+    noted_names.clear();
     transaction_outbox_id = 0;
+    transaction_outbox_id_from = InvalidOid;
     noted_in = MyProc->lxid;
   }
   return noted_groups;
@@ -50,19 +56,25 @@ Oid idem_relation(const char* name) {
   return pg::guarded([&] { return get_relname_relid(name, get_namespace_oid("idem", false)); });
 }
 
+// Groups map onto a fixed set of lock stripes, so a transaction that emits to ten thousand
+// groups holds at most this many locks (the shared lock table is small). A group always maps to
+// the same stripe, so the order per group is kept; two groups on one stripe only wait for each
+// other's commits.
+constexpr uint64 kLockStripes = 1024;
+
 uint64 group_lock_key(const std::string& tenant, const std::string& topic) {
   std::string bytes = tenant;
   bytes.push_back('\0');  // neither part holds a NUL (text), so the pair is unambiguous
   bytes += topic;
-  return pg::guarded([&] {
+  const uint64 hash = pg::guarded([&] {
     return static_cast<uint64>(hash_bytes_extended(reinterpret_cast<const unsigned char*>(bytes.data()),
                                                    static_cast<int>(bytes.size()), 0x6f7574626f78ULL));
   });
+  return hash % kLockStripes;
 }
 
 // A group's lock: a transaction-level advisory lock in our own tag space (field4 = 4; keys use 3,
-// SQL's pg_advisory_* use 1 and 2). Two groups that share a hash share a lock: more waiting, no
-// lost event (the trigger checks its own commit row by the exact group).
+// SQL's pg_advisory_* use 1 and 2).
 LOCKTAG group_lock_tag(uint64 key) {
   LOCKTAG tag;
   SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(key >> 32), static_cast<uint32>(key), 4);
@@ -76,9 +88,7 @@ std::string_view required(const std::optional<std::string_view>& value, const ch
 
 void note(std::string tenant, std::string topic) {
   std::vector<Group>& groups = groups_of_this_transaction();
-  for (const Group& g : groups) {
-    if (g.tenant == tenant && g.topic == topic) return;
-  }
+  if (!noted_names.emplace(tenant, topic).second) return;
   const uint64 key = group_lock_key(tenant, topic);
   groups.push_back(Group{std::move(tenant), std::move(topic), key});
 }
@@ -102,9 +112,10 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
   keys::validate_scope_part(required(tenant, "tenant"), "tenant", keys::kMaxTenantBytes, false);
   if (key) keys::validate_scope_part(*key, "key", keys::kMaxScopePartBytes, false);
   note(std::string(*tenant), std::string(required(topic, "topic")));
-  if (transaction_outbox_id == 0) {
-    const Oid seq = idem_relation("outbox_txn_seq");
+  const Oid seq = idem_relation("outbox_txn_seq");
+  if (transaction_outbox_id == 0 || transaction_outbox_id_from != seq) {
     transaction_outbox_id = pg::guarded([&] { return nextval_internal(seq, false); });
+    transaction_outbox_id_from = seq;
   }
   return Int64GetDatum(transaction_outbox_id);
 }
@@ -118,9 +129,12 @@ SPIPlanPtr sequence_plan = nullptr;
 void sequence_groups(bool notify) {
   std::vector<Group> groups = groups_of_this_transaction();
   std::sort(groups.begin(), groups.end());
+  uint64 locked = UINT64_MAX;
   for (const Group& g : groups) {
+    if (g.lock_key == locked) continue;  // sorted: each stripe once
     const LOCKTAG tag = group_lock_tag(g.lock_key);
     pg::guarded([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+    locked = g.lock_key;
   }
   const int64 outbox_id = transaction_outbox_id;
   for (const Group& g : groups) {

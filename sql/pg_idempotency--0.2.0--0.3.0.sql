@@ -261,15 +261,24 @@ COMMENT ON FUNCTION idem.emit(text, text, jsonb, text) IS
 -- refused or rolled back with a savepoint has no event here and gets nothing.
 CREATE FUNCTION idem._outbox_sequence_group(p_tenant text, p_topic text, p_txn bigint, p_notify boolean) RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_position bigint;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM idem.outbox_events e
-                  WHERE e.tenant_id = p_tenant AND e.topic = p_topic AND e.txn_id = p_txn)
-     OR EXISTS (SELECT 1 FROM idem.outbox_commits c
-                 WHERE c.tenant_id = p_tenant AND c.topic = p_topic AND c.txn_id = p_txn) THEN
+                  WHERE e.tenant_id = p_tenant AND e.topic = p_topic AND e.txn_id = p_txn) THEN
     RETURN;
   END IF;
+  v_position := nextval('idem.outbox_seq');
+  -- Never silent about order: a position at or below the group's newest (outbox_seq moved back)
+  -- or a reused transaction id (the commit row's UNIQUE key) fails this commit.
+  IF EXISTS (SELECT 1 FROM idem.outbox_commits c
+              WHERE c.tenant_id = p_tenant AND c.topic = p_topic AND c.position >= v_position) THEN
+    PERFORM idem._raise('ERR_INTERNAL',
+      format('outbox position %s of %s/%s is not above the group''s newest: idem.outbox_seq was moved back', v_position, p_tenant, p_topic),
+      'Set idem.outbox_seq past max(position) of idem.outbox_commits.');
+  END IF;
   INSERT INTO idem.outbox_commits (tenant_id, topic, position, txn_id, committed_at)
-    VALUES (p_tenant, p_topic, nextval('idem.outbox_seq'), p_txn, clock_timestamp());
+    VALUES (p_tenant, p_topic, v_position, p_txn, clock_timestamp());
   IF NOT EXISTS (SELECT 1 FROM idem.outbox_groups g WHERE g.tenant_id = p_tenant AND g.topic = p_topic) THEN
     -- A REPEATABLE READ emitter may not see a group row committed after its snapshot; the row
     -- only has to exist, so a serialization failure of this insert is not one of the emitter.
@@ -810,13 +819,16 @@ BEGIN
   IF token IS NOT NULL THEN
     -- Fencing: hold the claim (a share lock until this transaction ends) so it cannot be taken
     -- over while the effect commits; a claim already taken over refuses the effect.
-    cur := idem._outbox_lock(ev.tenant_id, consume_once.consumer, ev.topic, 'share');
-    -- coalesce: a group without an open claim (claim_token NULL) must refuse, not pass.
-    IF NOT coalesce(cur.claim_token = token AND event_id = ANY (cur.claim_events), false) THEN
-      PERFORM 1 FROM idem.outbox_dead_letters d
-       WHERE d.tenant_id = ev.tenant_id AND d.consumer = consume_once.consumer AND d.event_id = consume_once.event_id
-         AND d.claim_token = token AND d.resolved_at IS NULL FOR SHARE;
-      IF NOT FOUND THEN
+    -- A claimed replay of a dead letter is fenced by its own row; the group's cursor is locked
+    -- only for the group's events (two workers each replaying the other's group must not wait on
+    -- each other's cursors).
+    PERFORM 1 FROM idem.outbox_dead_letters d
+     WHERE d.tenant_id = ev.tenant_id AND d.consumer = consume_once.consumer AND d.event_id = consume_once.event_id
+       AND d.claim_token = token AND d.resolved_at IS NULL FOR SHARE;
+    IF NOT FOUND THEN
+      cur := idem._outbox_lock(ev.tenant_id, consume_once.consumer, ev.topic, 'share');
+      -- coalesce: a group without an open claim (claim_token NULL) must refuse, not pass.
+      IF NOT coalesce(cur.claim_token = token AND event_id = ANY (cur.claim_events), false) THEN
         PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
           format('event %s is not claimed by consumer %L under token %s (expired and taken over, or acked)', event_id, consumer, token),
           'Roll back this effect: another worker holds the event now.');
@@ -837,6 +849,8 @@ CREATE FUNCTION idem.outbox_replay(consumer text, event_id bigint) RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
 BEGIN
   PERFORM idem._outbox_consumer(consumer);
+  PERFORM 1 FROM idem.outbox_dead_letters d
+   WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL FOR UPDATE;
   IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
               WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL
                 AND d.claim_until > clock_timestamp()) THEN
@@ -861,6 +875,8 @@ BEGIN
   IF reason IS NULL OR btrim(reason) = '' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'reason must say why the dead letter is closed without being applied');
   END IF;
+  PERFORM 1 FROM idem.outbox_dead_letters d
+   WHERE d.consumer = outbox_discard.consumer AND d.event_id = outbox_discard.event_id AND d.resolved_at IS NULL FOR UPDATE;
   IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
               WHERE d.consumer = outbox_discard.consumer AND d.event_id = outbox_discard.event_id AND d.resolved_at IS NULL
                 AND d.claim_until > clock_timestamp()) THEN

@@ -2,6 +2,7 @@
 // that knows libpqxx (6.4 on Debian 12).
 #include "idem/outbox_consumer.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -182,6 +183,34 @@ struct OutboxConsumer::Impl {
     return n;
   }
 
+  // Applies a group's events in claim (commit) order and acks them; when a handler throws, the
+  // events before it are applied and acked and the failed one is nacked, so it is the oldest
+  // unacked event the nack names. A serialization failure or deadlock retries the transaction.
+  void apply_group(const std::vector<OutboxEvent>& events, const std::string& token, const Handler& handler) {
+    std::size_t end = events.size();
+    std::size_t failed = events.size();
+    std::string error;
+    int retries = 0;
+    try {
+      while (true) {
+        try {
+          const std::size_t stop = apply(events, end, token, handler, error);
+          if (stop == end) break;  // [0, end) applied and acked
+          failed = stop;           // again without the failed event and what follows it
+          end = stop;
+        } catch (const pqxx::serialization_failure&) {
+          if (++retries > 3) throw;
+        } catch (const pqxx::deadlock_detected&) {
+          if (++retries > 3) throw;
+        }
+      }
+      if (failed < events.size()) nack(events[failed], token, error);
+    } catch (const pqxx::sql_error& e) {
+      if (!claim_lost(e)) throw;
+      count(&OutboxConsumerStats::lost_claims);
+    }
+  }
+
   void nack(const OutboxEvent& event, const std::string& token, const std::string& error) {
     pqxx::work w(connection());
     w.exec_params("SELECT idem.nack($1, $2, $3::uuid, $4)", options.consumer, event.event_id, token,
@@ -205,18 +234,20 @@ std::size_t OutboxConsumer::poll_once(const Handler& handler) {
   std::string token;
   const std::vector<OutboxEvent> events = impl_->claim(token);
   if (events.empty()) return 0;
-  try {
-    std::string error;
-    const std::size_t failed_at = impl_->apply(events, events.size(), token, handler, error);
-    if (failed_at < events.size()) {
-      // Keep the effects before the failure, then give the failed event back with its error.
-      impl_->apply(events, failed_at, token, handler, error);
-      impl_->nack(events[failed_at], token, error);
+  // Each group of the claim in a transaction of its own: a failing handler or a lost claim in one
+  // group leaves the other groups' effects and acks alone (their claims would otherwise expire
+  // and count as failures of events that never failed).
+  std::vector<std::vector<OutboxEvent>> groups;
+  for (const OutboxEvent& e : events) {
+    auto same = [&](const std::vector<OutboxEvent>& g) { return g.front().tenant_id == e.tenant_id && g.front().topic == e.topic; };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) {
+      groups.push_back({e});
+    } else {
+      it->push_back(e);
     }
-  } catch (const pqxx::sql_error& e) {
-    if (!claim_lost(e)) throw;
-    impl_->count(&OutboxConsumerStats::lost_claims);
   }
+  for (const std::vector<OutboxEvent>& group : groups) impl_->apply_group(group, token, handler);
   return events.size();
 }
 
