@@ -927,6 +927,15 @@ SELECT attempts, replay_requested_at IS NULL AS dead_again, resolved_at IS NULL 
 SELECT idem.outbox_discard('replayer', :rx1, 'the order was refunded by hand');
 SELECT resolution, resolution_note FROM idem.outbox_dead_letters WHERE consumer = 'replayer';
 
+-- Order is never silently broken: with idem.outbox_seq moved back, the emitting COMMIT fails
+-- (ERR_INTERNAL, naming the fix) and leaves nothing, instead of filing the event behind the
+-- consumers' cursors.
+SELECT last_value AS seq_before FROM idem.outbox_seq \gset
+SELECT setval('idem.outbox_seq', 1) AS moved_back;
+SELECT idem.emit('t-rx', 'replays', '{"late":true}');
+SELECT setval('idem.outbox_seq', :seq_before) = :seq_before AS restored;
+SELECT count(*) AS late_events FROM idem.outbox_events WHERE payload ? 'late';
+
 -- The labels of the outbox's public functions (volatility, strictness, SECURITY DEFINER, parallel
 -- safety, pinned settings).
 SELECT p.oid::regprocedure AS function, p.provolatile AS vol, p.proisstrict AS strict, p.prosecdef AS secdef,
