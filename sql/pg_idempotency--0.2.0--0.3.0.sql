@@ -845,51 +845,53 @@ COMMENT ON FUNCTION idem.consume_once(text, bigint, uuid) IS
 -- ---------------------------------------------------------------------------------------------
 -- Operators: dead letters, lag and retention.
 
-CREATE FUNCTION idem.outbox_replay(consumer text, event_id bigint) RETURNS void
+-- The consumer's open dead letter p_event_id, locked for the operator's change; refused while a
+-- worker holds a claim of its replay (the worker may be applying it right now).
+CREATE FUNCTION idem._outbox_open_dead_letter(p_consumer text, p_event_id bigint) RETURNS idem.outbox_dead_letters
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  d idem.outbox_dead_letters;
 BEGIN
-  PERFORM idem._outbox_consumer(consumer);
-  PERFORM 1 FROM idem.outbox_dead_letters d
-   WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL FOR UPDATE;
-  IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
-              WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL
-                AND d.claim_until > clock_timestamp()) THEN
-    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
-      format('dead letter %s of consumer %L is being replayed by a worker right now', event_id, consumer),
-      'Wait for its ack or nack (or its visibility to pass).');
-  END IF;
-  UPDATE idem.outbox_dead_letters d SET replay_requested_at = clock_timestamp(), claim_token = NULL, claim_until = NULL
-   WHERE d.consumer = outbox_replay.consumer AND d.event_id = outbox_replay.event_id AND d.resolved_at IS NULL;
+  PERFORM idem._outbox_consumer(p_consumer);
+  SELECT * INTO d FROM idem.outbox_dead_letters x
+   WHERE x.consumer = p_consumer AND x.event_id = p_event_id AND x.resolved_at IS NULL FOR UPDATE;
   IF NOT FOUND THEN
     PERFORM idem._raise('ERR_OUTBOX_EVENT_UNKNOWN',
-      format('consumer %L has no open dead letter %s', consumer, coalesce(event_id::text, 'NULL')),
+      format('consumer %L has no open dead letter %s', p_consumer, coalesce(p_event_id::text, 'NULL')),
       'SELECT * FROM idem.outbox_dead_letters WHERE resolved_at IS NULL lists them.');
   END IF;
+  IF d.claim_until > clock_timestamp() THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('dead letter %s of consumer %L is being replayed by a worker right now', p_event_id, p_consumer),
+      'Wait for its ack or nack (or its visibility to pass).');
+  END IF;
+  RETURN d;
+END $$;
+
+CREATE FUNCTION idem.outbox_replay(consumer text, event_id bigint) RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  d idem.outbox_dead_letters;
+BEGIN
+  d := idem._outbox_open_dead_letter(consumer, event_id);
+  UPDATE idem.outbox_dead_letters x SET replay_requested_at = clock_timestamp(), claim_token = NULL, claim_until = NULL
+   WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
 END $$;
 COMMENT ON FUNCTION idem.outbox_replay(text, bigint) IS 'Hands a dead letter to the consumer again (at its next claim, before other events).';
 
 CREATE FUNCTION idem.outbox_discard(consumer text, event_id bigint, reason text) RETURNS void
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  d idem.outbox_dead_letters;
 BEGIN
   PERFORM idem._outbox_consumer(consumer);
   IF reason IS NULL OR btrim(reason) = '' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'reason must say why the dead letter is closed without being applied');
   END IF;
-  PERFORM 1 FROM idem.outbox_dead_letters d
-   WHERE d.consumer = outbox_discard.consumer AND d.event_id = outbox_discard.event_id AND d.resolved_at IS NULL FOR UPDATE;
-  IF EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
-              WHERE d.consumer = outbox_discard.consumer AND d.event_id = outbox_discard.event_id AND d.resolved_at IS NULL
-                AND d.claim_until > clock_timestamp()) THEN
-    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
-      format('dead letter %s of consumer %L is being replayed by a worker right now', event_id, consumer),
-      'Wait for its ack or nack (or its visibility to pass).');
-  END IF;
-  UPDATE idem.outbox_dead_letters d
+  d := idem._outbox_open_dead_letter(consumer, event_id);
+  UPDATE idem.outbox_dead_letters x
      SET resolved_at = clock_timestamp(), resolution = 'discarded', resolution_note = reason, claim_token = NULL, claim_until = NULL
-   WHERE d.consumer = outbox_discard.consumer AND d.event_id = outbox_discard.event_id AND d.resolved_at IS NULL;
-  IF NOT FOUND THEN
-    PERFORM idem._raise('ERR_OUTBOX_EVENT_UNKNOWN', format('consumer %L has no open dead letter %s', consumer, coalesce(event_id::text, 'NULL')));
-  END IF;
+   WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
 END $$;
 COMMENT ON FUNCTION idem.outbox_discard(text, bigint, text) IS 'Closes a dead letter without applying it, with the reason.';
 
