@@ -336,6 +336,19 @@ ClientStats Client::stats() const {
 }
 
 Response Client::run(const Request& request, const Handler& handler) {
+  // A serialization failure or deadlock rolled the whole transaction back (the key with it), so
+  // the request runs again from the start, a few times, before the error reaches the caller.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return run_once(request, handler);
+    } catch (const ClientError& e) {
+      const bool retryable = e.sqlstate() == "40001" || e.sqlstate() == "40P01";
+      if (!retryable || attempt >= kRunAttempts) throw;
+    }
+  }
+}
+
+Response Client::run_once(const Request& request, const Handler& handler) {
   Impl& core = *impl_;
   if (!request.idempotency_key && core.options.allow_missing_key) {
     // Fail open only when told: a plain transaction, no record, no replay.

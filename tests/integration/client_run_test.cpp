@@ -222,6 +222,39 @@ TEST(ClientRun, HandlerThatThrowsRollsBackAndLeavesTheKeyFree) {
   EXPECT_EQ(second, 1);
 }
 
+TEST(ClientRun, SerializationFailureRunsTheRequestAgainAndCommitsOnce) {
+  ClientDatabase db;
+  Client client(db.url());
+  int runs = 0;
+  const auto handler = [&](Attempt& a) -> Response {
+    ++runs;
+    a.exec("INSERT INTO orders VALUES ('ord_1', 1)");
+    // The first run meets a serialization failure after its write, as a conflicting commit would cause.
+    if (runs == 1) a.exec("DO $$BEGIN RAISE EXCEPTION USING ERRCODE = '40001', MESSAGE = 'conflict'; END$$");
+    return created_response("ord_1");
+  };
+  EXPECT_EQ(client.run(order_request(kKey), handler).status, 201);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 1);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys WHERE status = 'resolved'"), 1);
+  // Always failing: three runs, then the error reaches the caller and nothing is committed.
+  int always = 0;
+  const auto doomed = [&](Attempt& a) -> Response {
+    ++always;
+    a.exec("INSERT INTO orders VALUES ('ord_2', 2)");
+    a.exec("DO $$BEGIN RAISE EXCEPTION USING ERRCODE = '40P01', MESSAGE = 'deadlock'; END$$");
+    return created_response("ord_2");
+  };
+  try {
+    client.run(order_request("2b7e1516-28ae-4d2a-9f1c-aaaaaaaaaaaa"), doomed);
+    FAIL() << "no exception";
+  } catch (const ClientError& e) {
+    EXPECT_EQ(e.sqlstate(), "40P01");
+  }
+  EXPECT_EQ(always, 3);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders WHERE id = 'ord_2'"), 0);
+}
+
 TEST(ClientRun, ServerErrorInTheHandlerIsItsExceptionClassAndRollsBack) {
   ClientDatabase db;
   Client client(db.url());

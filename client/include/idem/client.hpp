@@ -151,6 +151,8 @@ class Client {
   // The exactly-once call. Returns the handler's response (committed with its writes), the
   // stored response of a replay, or a problem response; rethrows what the handler throws (after
   // rolling back: the key stays free); throws OutcomeUnknown when the COMMIT's fate is unknown.
+  // A serialization failure or deadlock (40001, 40P01) runs the request again, up to 3 times in
+  // all, so the handler may run more than once: its database writes only ever commit once.
   Response run(const Request& request, const Handler& handler);
 
   // Multi-step use: leases the key in its own committed transaction (one round trip) and returns
@@ -162,6 +164,8 @@ class Client {
   const ClientOptions& options() const noexcept;
 
  private:
+  static constexpr int kRunAttempts = 3;
+  Response run_once(const Request& request, const Handler& handler);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
