@@ -63,6 +63,7 @@ suite "released SQL scripts unchanged (sql/RELEASED)" scripts/check-released.sh
 suite "build + install extension" build_and_install_extension || true
 suite "build core, tests (cmake)" build_cmake build all -DIDEM_BENCH=OFF
 suite "core unit tests (GoogleTest)" build/core_tests --gtest_brief=1
+suite "client installs as a package (find_package, pkg-config)" scripts/check-client-package.sh
 suite "pg.sh port conflict + start/stop discipline" tests/scripts/pg_port_conflict_test.sh
 suite "start throwaway PostgreSQL" start_server ||
   { echo "stopping here: no suite runs against a server this run did not start or check"; summary; exit; }
