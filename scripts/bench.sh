@@ -262,6 +262,15 @@ if [ -s "$OUT/contended-mix.txt" ]; then
   sed 's/^ */  /' "$OUT/contended-mix.txt"
 fi
 
+step "C++ client: idem::Client::run, new keys and replays, beside the bare write through libpqxx (${BENCH_CLIENT_SECONDS:-10} s each)"
+build_cmake build-bench bench_client -DIDEM_BENCH=ON -DIDEM_TESTS=OFF
+q -c "DROP TABLE IF EXISTS client_orders" -c "TRUNCATE idem.keys" >/dev/null
+echo "workload threads requests/s p50_ms p99_ms round_trips/request" | tee "$OUT/client.txt"
+for t in 1 8 32; do
+  "$BUILD/bench_client" "$DBURL" "$t" "${BENCH_CLIENT_SECONDS:-10}" | tee -a "$OUT/client.txt" ||
+    problems+=("bench_client $t threads failed")
+done
+
 # The outbox's own benchmarks, with their peers (scripts/bench-outbox.sh), into the same folder.
 step "outbox (scripts/bench-outbox.sh)"
 BENCH_OUTBOX_SKIP_BUILD=0 BENCH_OUT="$OUT" BENCH_SECONDS="$BENCH_SECONDS" BENCH_CLIENTS="$BENCH_CLIENTS" \
