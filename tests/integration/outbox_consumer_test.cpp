@@ -131,6 +131,30 @@ TEST(OutboxConsumer, FailingHandlerIsNackedToADeadLetterAndTheGroupMovesOn) {
   EXPECT_EQ(c.exec("SELECT backlog::int AS b, dead_letters::int AS d FROM idem.outbox_lag").integer(0, "d"), 1);
 }
 
+TEST(OutboxConsumer, AFailureInOneGroupLeavesTheOtherGroupsOfTheClaimAlone) {
+  ScratchDatabase db;
+  Connection c(db.url());
+  setup(c, 2);
+  // One claim gets both tenants' events; tenant a's second event always fails.
+  for (const char* t : {"a", "b"}) {
+    for (int i = 1; i <= 2; ++i) {
+      c.exec("SELECT idem.emit($1, 'orders', jsonb_build_object('order_id', $1 || '-' || $2::text), $1)", {t, std::to_string(i)});
+    }
+  }
+  Worker w(db.url(), true, [&](SqlTransaction& tx, const OutboxEvent& e) {
+    if (e.payload.find("a-2") != std::string::npos) throw std::runtime_error("a-2 refused");
+    record(tx, e);
+  });
+  wait_until([&] { return c.exec("SELECT count(*)::int AS n FROM idem.outbox_dead_letters").integer(0, "n") == 1 &&
+                          c.exec("SELECT count(*)::int AS n FROM applied").integer(0, "n") == 3; });
+  EXPECT_EQ(c.exec("SELECT string_agg(order_id, ',' ORDER BY order_id) AS s FROM applied").text(0, "s"), "a-1,b-1,b-2");
+  EXPECT_EQ(c.exec("SELECT string_agg(tenant_id || ':' || (payload ->> 'order_id'), ',') AS s FROM idem.outbox_dead_letters").text(0, "s"),
+            "a:a-2");
+  EXPECT_EQ(c.exec("SELECT last_error FROM idem.outbox_dead_letters").text(0, "last_error"), "a-2 refused");
+  EXPECT_EQ(w.consumer.stats().lost_claims, 0u);
+  EXPECT_EQ(c.exec("SELECT backlog::int AS n FROM idem.outbox_lag").integer(0, "n"), 0);
+}
+
 TEST(OutboxConsumer, RedeliveryOfAnAppliedEventIsSkipped) {
   ScratchDatabase db;
   Connection c(db.url());
