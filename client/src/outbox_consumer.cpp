@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -164,6 +165,10 @@ struct OutboxConsumer::Impl {
           handler(tx, events[i]);
         } catch (const pqxx::broken_connection&) {
           throw;
+        } catch (const pqxx::serialization_failure&) {
+          throw;  // the transaction's fault, not the event's: apply_group runs it again
+        } catch (const pqxx::deadlock_detected&) {
+          throw;
         } catch (const std::exception& e) {
           error = e.what();
           return i;  // w rolls back: no effect of this batch stays
@@ -204,7 +209,16 @@ struct OutboxConsumer::Impl {
           if (++retries > 3) throw;
         }
       }
-      if (failed < events.size()) nack(events[failed], token, error);
+      if (failed < events.size()) {
+        nack(events[failed], token, error);
+        // A nacked group event gave the group's claim back, and what follows it is refused below
+        // (counted as a lost claim, not as failures). A nacked replay of a dead letter gave back
+        // only itself: the group's events handed out behind it are still this claim's.
+        if (failed + 1 < events.size()) {
+          apply_group(std::vector<OutboxEvent>(events.begin() + static_cast<std::ptrdiff_t>(failed) + 1, events.end()),
+                      token, handler);
+        }
+      }
     } catch (const pqxx::sql_error& e) {
       if (!claim_lost(e)) throw;
       count(&OutboxConsumerStats::lost_claims);
@@ -282,6 +296,14 @@ void OutboxConsumer::run(const Handler& handler) {
       backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
     } catch (const pqxx::in_doubt_error&) {
       impl_->drop_connection();  // the ack's commit may or may not have landed: claim again
+    } catch (const std::exception& e) {
+      // Anything else (retries used up, a refused nack): the worker keeps running; what it held
+      // returns to the consumer when its claim's visibility passes.
+      std::fprintf(stderr, "idem::OutboxConsumer %s: %s\n", impl_->options.consumer.c_str(), e.what());
+      impl_->count(&OutboxConsumerStats::errors);
+      impl_->drop_connection();
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
     }
   }
 }

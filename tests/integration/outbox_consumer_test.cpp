@@ -155,6 +155,35 @@ TEST(OutboxConsumer, AFailureInOneGroupLeavesTheOtherGroupsOfTheClaimAlone) {
   EXPECT_EQ(c.exec("SELECT backlog::int AS n FROM idem.outbox_lag").integer(0, "n"), 0);
 }
 
+TEST(OutboxConsumer, AReplayThatFailsAgainLeavesTheGroupsOtherEventsToBeApplied) {
+  ScratchDatabase db;
+  Connection c(db.url());
+  setup(c, 1);
+  const auto poison_fails = [&](SqlTransaction& tx, const OutboxEvent& e) {
+    if (e.payload.find("poison") != std::string::npos) throw std::runtime_error("still refused");
+    record(tx, e);
+  };
+  emit(c, "poison");
+  {
+    Worker w(db.url(), true, poison_fails);
+    wait_until([&] { return c.exec("SELECT count(*)::int AS n FROM idem.outbox_dead_letters").integer(0, "n") == 1; });
+  }
+  emit(c, "ord-ok");
+  c.exec("SELECT idem.outbox_replay('sync', (SELECT event_id FROM idem.outbox_dead_letters))");
+  {
+    // One claim: the replay first, then ord-ok of the same group, under one token.
+    Worker w(db.url(), true, poison_fails);
+    wait_until([&] { return c.exec("SELECT count(*)::int AS n FROM applied").integer(0, "n") == 1 &&
+                            c.exec("SELECT attempts FROM idem.outbox_dead_letters").integer(0, "attempts") == 2; });
+  }
+  EXPECT_EQ(c.exec("SELECT string_agg(order_id, ',') AS s FROM applied").text(0, "s"), "ord-ok");
+  const Result d = c.exec("SELECT count(*)::int AS n, max(attempts) AS a, bool_and(replay_requested_at IS NULL) AS dead FROM idem.outbox_dead_letters");
+  EXPECT_EQ(d.integer(0, "n"), 1);  // ord-ok never became one
+  EXPECT_EQ(d.integer(0, "a"), 2);
+  EXPECT_EQ(d.text(0, "dead"), "t");
+  EXPECT_EQ(c.exec("SELECT backlog::int AS n FROM idem.outbox_lag").integer(0, "n"), 0);
+}
+
 TEST(OutboxConsumer, RedeliveryOfAnAppliedEventIsSkipped) {
   ScratchDatabase db;
   Connection c(db.url());

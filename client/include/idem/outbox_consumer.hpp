@@ -62,6 +62,7 @@ struct OutboxConsumerStats {
   std::uint64_t woken_by_notify = 0;
   std::uint64_t woken_by_poll = 0;
   std::uint64_t reconnects = 0;
+  std::uint64_t errors = 0;             // other failures of a poll (logged to stderr; the worker goes on)
 };
 
 class OutboxConsumer {
