@@ -1,7 +1,9 @@
 // idem::Client::run under load (scripts/bench.sh): requests per second and p50/p99 latency of run
-// for new keys and for replays at --threads threads, beside the same business write done
-// without the client (BEGIN; INSERT; COMMIT through libpqxx), and the round trips per request
-// counted by the client. Prints one line per workload: "workload threads rps p50_ms p99_ms rt/req".
+// for new keys and for replays at --threads threads, beside the same business write done without
+// idempotency twice: through libpqxx alone (pqxx::work: BEGIN; INSERT; COMMIT) and through the
+// same client sent the same way (run without a key, allow_missing_key), with the round trips per
+// request counted by the client ("-" for libpqxx alone, which the client does not see).
+// Prints one line per workload: "workload threads rps p50_ms p99_ms rt/req".
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -117,6 +119,17 @@ int main(int argc, char** argv) {
       resp.body = "{\"ok\":true}";
       return resp;
     };
+    // The same business transaction through the same client without a key (allow_missing_key).
+    idem::ClientOptions unguarded_options = options;
+    unguarded_options.allow_missing_key = true;
+    idem::Client unguarded_client(url, unguarded_options);
+    const auto rtu0 = unguarded_client.stats().round_trips;
+    const Result unguarded = drive(threads, seconds, [&](int t, long n) {
+      idem::Request r = request(t, n, "none-");
+      r.idempotency_key.reset();
+      if (unguarded_client.run(r, handler).status != 201) std::abort();
+    });
+    const auto rtu1 = unguarded_client.stats().round_trips;
     const auto rt0 = client.stats().round_trips;
     std::vector<long> made(static_cast<std::size_t>(threads), 0);
     const Result fresh = drive(threads, seconds, [&](int t, long n) {
@@ -131,7 +144,9 @@ int main(int argc, char** argv) {
       if (r.status != 201 || r.header("Idempotent-Replayed") == nullptr) std::abort();
     });
     const auto rt2 = client.stats().round_trips;
-    std::printf("bare %d %.0f %.2f %.2f %.2f\n", threads, bare.rps, bare.p50_ms, bare.p99_ms, 3.0);
+    std::printf("bare_libpqxx %d %.0f %.2f %.2f -\n", threads, bare.rps, bare.p50_ms, bare.p99_ms);
+    std::printf("run_without_key %d %.0f %.2f %.2f %.2f\n", threads, unguarded.rps, unguarded.p50_ms, unguarded.p99_ms,
+                static_cast<double>(rtu1 - rtu0) / static_cast<double>(unguarded.requests));
     std::printf("run_new_key %d %.0f %.2f %.2f %.2f\n", threads, fresh.rps, fresh.p50_ms, fresh.p99_ms,
                 static_cast<double>(rt1 - rt0) / static_cast<double>(fresh.requests));
     std::printf("run_replay %d %.0f %.2f %.2f %.2f\n", threads, replay.rps, replay.p50_ms, replay.p99_ms,

@@ -129,7 +129,8 @@ struct ClientCore {
   std::condition_variable freed;
   std::vector<std::unique_ptr<pg::Session>> idle;
   std::size_t open = 0;  // idle + checked out
-  std::atomic<std::uint64_t> opened{0}, discarded{0}, round_trips{0}, handler_runs{0};
+  std::atomic<std::uint64_t> opened{0}, discarded{0}, handler_runs{0};
+  pg::Session::Counters counters;
 
   // A connection checked out of the pool; `fresh` when opened for this checkout.
   struct Checkout {
@@ -162,7 +163,7 @@ struct ClientCore {
         ++open;
         lock.unlock();
         try {
-          auto s = std::make_unique<pg::Session>(uri, kStatements, round_trips);
+          auto s = std::make_unique<pg::Session>(uri, kStatements, counters);
           ++opened;
           return Checkout(this, std::move(s), true);
         } catch (...) {
@@ -291,23 +292,31 @@ struct ClientCore {
     state.token = std::stoll(row.at(kToken).value());
   }
 
-  // Calls the handler in the open transaction, completes (for a keyed attempt) and commits; on
-  // any exception rolls back and rethrows.
+  // Calls the handler in the open transaction, then completes (for a keyed attempt) and commits
+  // in one round trip; on any exception rolls back and rethrows.
   Response call_handler(pg::Session& session, Attempt::State& state, const std::function<Response(Attempt&)>& handler) {
     Attempt attempt(state);
     Response response;
     try {
       ++handler_runs;
       response = handler(attempt);
-      if (state.idempotent) {
-        session.exec_prepared(kComplete, {state.handle, std::to_string(state.token), std::to_string(response.status),
-                                          http::encode_headers(response.headers), hex_bytea(response.body)});
-      }
     } catch (...) {
       session.rollback();  // an acquired key goes with it: the next call runs the handler
       throw;
     }
-    session.commit();
+    if (!state.idempotent) {
+      session.commit();
+      return response;
+    }
+    try {
+      session.execute_and_commit(kComplete, {state.handle, std::to_string(state.token), std::to_string(response.status),
+                                             http::encode_headers(response.headers), hex_bytea(response.body)});
+    } catch (const OutcomeUnknown&) {
+      throw;
+    } catch (...) {
+      session.rollback();  // complete refused (e.g. LeaseLost): its COMMIT never ran
+      throw;
+    }
     return response;
   }
 };
@@ -330,7 +339,9 @@ ClientStats Client::stats() const {
   ClientStats s;
   s.connections_opened = impl_->opened;
   s.connections_discarded = impl_->discarded;
-  s.round_trips = impl_->round_trips;
+  s.round_trips = impl_->counters.round_trips;
+  s.deferred_commits = impl_->counters.deferred_commits;
+  s.deferred_commit_failures = impl_->counters.deferred_commit_failures;
   s.handler_runs = impl_->handler_runs;
   return s;
 }
@@ -363,10 +374,10 @@ Response Client::run_once(const Request& request, const Handler& handler) {
   if (const auto* answer = std::get_if<Response>(&checked)) return *answer;
   const auto params = core.acquire_params(request, std::get<hash::Digest>(checked));
   std::vector<SqlRow> rows;
+  // BEGIN rides with acquire: one round trip.
   auto c = core.checkout_and([&](pg::Session& s) {
-    s.begin();
     try {
-      rows = s.exec_prepared(kAcquire, params);
+      rows = s.begin_and_execute(kAcquire, params);
     } catch (const ConnectionLost&) {
       throw;
     } catch (...) {
@@ -376,7 +387,9 @@ Response Client::run_once(const Request& request, const Handler& handler) {
   });
   const SqlRow& row = rows.at(0);
   if (auto answer = core.refusal(row)) {
-    c.session->commit();  // a refusal holds nothing; COMMIT keeps its audit row (idem.mutations)
+    // A refusal holds nothing and its answer is already known; the COMMIT only keeps its audit
+    // row (idem.mutations), so the caller does not wait for it.
+    c.session->commit_without_waiting();
     return *answer;
   }
   Attempt::State state;

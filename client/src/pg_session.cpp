@@ -56,16 +56,51 @@ std::pair<std::string, std::string> split_message(const std::string& text) {
 }  // namespace
 
 struct Session::Impl {
-  Impl(const std::string& uri, std::atomic<std::uint64_t>& rt) : conn(uri), round_trips(rt) {}
+  Impl(const std::string& uri, Counters& c) : conn(uri), counters(c) {}
   pqxx::connection conn;
   std::unique_ptr<pqxx::nontransaction> tx;  // destroyed before conn
-  std::atomic<std::uint64_t>& round_trips;
+  std::unique_ptr<pqxx::pipeline> in_flight;  // a COMMIT sent without waiting; before tx
+  Counters& counters;
   bool broken = false;
+
+  // Reads the answer of a COMMIT sent without waiting (it has usually arrived by now).
+  void settle() noexcept {
+    if (!in_flight) return;
+    try {
+      in_flight->complete();
+    } catch (const pqxx::broken_connection&) {
+      broken = true;
+      counters.deferred_commit_failures.fetch_add(1, std::memory_order_relaxed);
+    } catch (...) {
+      if (!conn.is_open()) broken = true;
+      counters.deferred_commit_failures.fetch_add(1, std::memory_order_relaxed);
+    }
+    try {
+      in_flight.reset();
+    } catch (...) {
+      broken = true;
+    }
+  }
+
+  // `EXECUTE name('lit', NULL, ...)`: a prepared statement run from a simple-protocol message,
+  // so it can share the message with BEGIN or COMMIT.
+  std::string execute_sql(const char* name, const std::vector<SqlValue>& params) {
+    std::string sql = "EXECUTE ";
+    sql += name;
+    sql += '(';
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (i) sql += ", ";
+      sql += params[i] ? conn.quote(*params[i]) : std::string("NULL");
+    }
+    sql += ')';
+    return sql;
+  }
 
   // Runs f, translating pqxx exceptions; `committing` turns a broken connection into OutcomeUnknown.
   template <typename F>
   auto guarded(F&& f, bool committing = false) -> decltype(f()) {
-    round_trips.fetch_add(1, std::memory_order_relaxed);
+    settle();
+    counters.round_trips.fetch_add(1, std::memory_order_relaxed);
     try {
       return f();
     } catch (const pqxx::broken_connection& e) {
@@ -97,10 +132,9 @@ struct Session::Impl {
   }
 };
 
-Session::Session(const std::string& uri, const std::vector<Statement>& statements,
-                 std::atomic<std::uint64_t>& round_trips) {
+Session::Session(const std::string& uri, const std::vector<Statement>& statements, Counters& counters) {
   try {
-    impl_ = std::make_unique<Impl>(uri, round_trips);
+    impl_ = std::make_unique<Impl>(uri, counters);
     for (const Statement& s : statements) {
       impl_->conn.prepare(s.name, s.sql);
       impl_->conn.prepare_now(s.name);  // a typo or a missing extension fails here, once
@@ -116,6 +150,7 @@ Session::Session(const std::string& uri, const std::vector<Statement>& statement
 
 Session::~Session() {
   try {
+    impl_->settle();
     impl_->tx.reset();
   } catch (...) {
   }
@@ -124,6 +159,7 @@ Session::~Session() {
 bool Session::healthy() const noexcept { return !impl_->broken && impl_->conn.is_open(); }
 
 bool Session::probe() noexcept {
+  impl_->settle();  // its answer would look like unprompted traffic
   if (!healthy()) return false;
   // Peek without consuming (libpq reads it later if it is harmless): an idle connection gets
   // nothing unprompted but a notice, a notification or a parameter status; EOF or an
@@ -173,6 +209,27 @@ std::vector<SqlRow> Session::exec_prepared_autocommit(const char* name, const st
         return rows_of(impl_->tx->exec_prepared(name, pqxx::prepare::make_dynamic_params(ptrs)));
       },
       /*committing=*/true);
+}
+
+std::vector<SqlRow> Session::begin_and_execute(const char* name, const std::vector<SqlValue>& params) {
+  return impl_->guarded([&] { return rows_of(impl_->tx->exec("BEGIN; " + impl_->execute_sql(name, params))); });
+}
+
+void Session::execute_and_commit(const char* name, const std::vector<SqlValue>& params) {
+  impl_->guarded([&] { impl_->tx->exec(impl_->execute_sql(name, params) + "; COMMIT"); }, /*committing=*/true);
+}
+
+void Session::commit_without_waiting() {
+  impl_->settle();
+  if (impl_->broken) return;
+  try {
+    impl_->in_flight = std::make_unique<pqxx::pipeline>(*impl_->tx, "idem_deferred_commit");
+    impl_->in_flight->insert("COMMIT");  // retain 0: sent now
+    impl_->counters.deferred_commits.fetch_add(1, std::memory_order_relaxed);
+  } catch (...) {
+    impl_->broken = true;  // the pool closes it: an open transaction goes with the connection
+    impl_->counters.deferred_commit_failures.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 int Session::backend_pid() const { return impl_->conn.backendpid(); }

@@ -23,9 +23,13 @@ struct Statement {
 class Session {
  public:
   // Connects and prepares `statements` (once per connection). Throws ConnectionLost or the
-  // ClientError of the server's SQLSTATE. round_trips counts every statement run() sends.
-  Session(const std::string& uri, const std::vector<Statement>& statements,
-          std::atomic<std::uint64_t>& round_trips);
+  // ClientError of the server's SQLSTATE. counters.round_trips counts every exchange waited for.
+  struct Counters {
+    std::atomic<std::uint64_t> round_trips{0};      // exchanges the caller waited for
+    std::atomic<std::uint64_t> deferred_commits{0};  // COMMITs sent without waiting
+    std::atomic<std::uint64_t> deferred_commit_failures{0};
+  };
+  Session(const std::string& uri, const std::vector<Statement>& statements, Counters& counters);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -48,6 +52,18 @@ class Session {
   // A statement outside a transaction block (it commits by itself): a broken connection throws
   // OutcomeUnknown, as for COMMIT.
   std::vector<SqlRow> exec_prepared_autocommit(const char* name, const std::vector<SqlValue>& params);
+
+  // Statements that ride with BEGIN and COMMIT, one round trip each: the prepared statement runs
+  // through SQL EXECUTE with its parameters as quoted literals, in one simple-protocol message.
+  // BEGIN; EXECUTE name(...)  -- opens the transaction; rows of the EXECUTE.
+  std::vector<SqlRow> begin_and_execute(const char* name, const std::vector<SqlValue>& params);
+  // EXECUTE name(...); COMMIT -- an error in the EXECUTE skips the COMMIT (roll back after it);
+  // a broken connection throws OutcomeUnknown.
+  void execute_and_commit(const char* name, const std::vector<SqlValue>& params);
+  // Sends COMMIT and returns without waiting: its answer is read before the connection's next
+  // use (for a transaction whose outcome the caller does not depend on, e.g. a replay's audit
+  // row). A COMMIT that fails is counted in deferred_commit_failures.
+  void commit_without_waiting();
 
   // The server's backend pid (tests terminate it to break the connection).
   int backend_pid() const;

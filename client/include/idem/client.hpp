@@ -95,7 +95,9 @@ class Attempt {
 struct ClientStats {
   std::uint64_t connections_opened = 0;
   std::uint64_t connections_discarded = 0;  // returned broken, replaced on demand
-  std::uint64_t round_trips = 0;            // statements sent (BEGIN, each exec, COMMIT, ...)
+  std::uint64_t round_trips = 0;  // exchanges waited for (BEGIN+acquire, each exec, complete+COMMIT, ...)
+  std::uint64_t deferred_commits = 0;          // a refusal's COMMIT, sent without waiting
+  std::uint64_t deferred_commit_failures = 0;  // of those, the ones that failed (an audit row lost)
   std::uint64_t handler_runs = 0;
 };
 
