@@ -26,11 +26,12 @@ const std::vector<pg::Statement> kStatements = {
      "SELECT outcome, handle, attempt, recovery_point, recovery_data::text, response_status,"
      " response_headers::text, response_body, retry_after"
      " FROM idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5, lease => $6::interval,"
-     " ttl => $7::interval)"},
-    {kComplete, "SELECT idem.complete($1, $2::bigint, $3::integer, $4::jsonb, $5::bytea)"},
+     " ttl => $7::interval, mutation_type => $8)"},
+    {kComplete,
+     "SELECT idem.complete($1, $2::bigint, $3::integer, $4::jsonb, $5::bytea, $6, $7::jsonb, $8, $9::boolean)"},
     {kEmit, "SELECT idem.emit($1, $2, $3::jsonb, $4)"},
     {kHandlerKey, "SELECT idem.handler_key($1)"},
-    {kCheckpoint, "SELECT idem.checkpoint($1, $2::bigint, $3, $4::jsonb)"},
+    {kCheckpoint, "SELECT idem.checkpoint($1, $2::bigint, $3, $4::jsonb, $5::boolean)"},
     {kRelease, "SELECT idem.release($1, $2::bigint, $3)"},
 };
 
@@ -90,6 +91,7 @@ struct Attempt::State {
   std::string handle;
   std::int64_t token = 0;
   std::optional<std::string> handler_key;
+  Audit audit;
 };
 
 std::vector<SqlRow> Attempt::exec(const std::string& sql, const std::vector<SqlValue>& params) {
@@ -110,6 +112,8 @@ const std::string& Attempt::handler_key() {
   if (!state_.handler_key) state_.handler_key = state_.session->exec_prepared(kHandlerKey, {state_.handle}).at(0).at(0);
   return *state_.handler_key;
 }
+
+void Attempt::record(const Audit& audit) { state_.audit = audit; }
 
 bool Attempt::idempotent() const noexcept { return state_.idempotent; }
 bool Attempt::resumed() const noexcept { return state_.resumed; }
@@ -259,7 +263,7 @@ struct ClientCore {
   std::vector<SqlValue> acquire_params(const Request& request, const hash::Digest& fingerprint) const {
     const std::string hash(reinterpret_cast<const char*>(fingerprint.data()), fingerprint.size());
     return {request.tenant, *request.idempotency_key, hex_bytea(hash), request.caller,
-            request.resource(), interval(options.lease), interval(options.ttl)};
+            request.resource(), interval(options.lease), interval(options.ttl), request.mutation_type};
   }
 
   // The answer to an outcome that is not the caller's to run; nullopt for acquired/resumed.
@@ -292,6 +296,18 @@ struct ClientCore {
     state.token = std::stoll(row.at(kToken).value());
   }
 
+  static std::vector<SqlValue> complete_params(const Attempt::State& a, const Response& response, const Audit& audit) {
+    return {a.handle,
+            std::to_string(a.token),
+            std::to_string(response.status),
+            http::encode_headers(response.headers),
+            hex_bytea(response.body),
+            audit.order_id,
+            audit.handler_response,
+            audit.local_status,
+            audit.handler_called ? "true" : "false"};
+  }
+
   // Calls the handler in the open transaction, then completes (for a keyed attempt) and commits
   // in one round trip; on any exception rolls back and rethrows.
   Response call_handler(pg::Session& session, Attempt::State& state, const std::function<Response(Attempt&)>& handler) {
@@ -309,8 +325,7 @@ struct ClientCore {
       return response;
     }
     try {
-      session.execute_and_commit(kComplete, {state.handle, std::to_string(state.token), std::to_string(response.status),
-                                             http::encode_headers(response.headers), hex_bytea(response.body)});
+      session.execute_and_commit(kComplete, complete_params(state, response, state.audit));
     } catch (const OutcomeUnknown&) {
       throw;
     } catch (...) {
@@ -425,22 +440,22 @@ const std::string& Lease::handler_key() {
   return *state_->attempt.handler_key;
 }
 
-void Lease::checkpoint(const std::string& recovery_point, const std::optional<std::string>& data_json) {
+void Lease::checkpoint(const std::string& recovery_point, const std::optional<std::string>& data_json,
+                       bool handler_called) {
   const Attempt::State& a = state_->attempt;
   // Running it again with the same token only records the same checkpoint again: retried on
   // another connection when a pooled one turns out dead.
   auto c = state_->core->checkout_and([&](pg::Session& s) {
-    s.exec_prepared_autocommit(kCheckpoint, {a.handle, std::to_string(a.token), recovery_point, data_json});
+    s.exec_prepared_autocommit(kCheckpoint, {a.handle, std::to_string(a.token), recovery_point, data_json,
+                                             handler_called ? "true" : "false"});
   });
   state_->attempt.recovery_point = recovery_point;
   state_->attempt.recovery_data = data_json;
 }
 
-Response Lease::complete(const Response& response) {
-  const Attempt::State& a = state_->attempt;
+Response Lease::complete(const Response& response, const Audit& audit) {
   auto c = state_->core->checkout();
-  c.session->exec_prepared_autocommit(kComplete, {a.handle, std::to_string(a.token), std::to_string(response.status),
-                                                  http::encode_headers(response.headers), hex_bytea(response.body)});
+  c.session->exec_prepared_autocommit(kComplete, detail::ClientCore::complete_params(state_->attempt, response, audit));
   return response;
 }
 

@@ -33,10 +33,13 @@ std::vector<SqlRow> rows_of(const pqxx::result& r) {
   return out;
 }
 
-// pqxx 6.4 gives the whole error text ("ERROR:  ERR_X: msg\nHINT:  ...\n"): the primary message
-// and the hint, without the severity.
+// pqxx 6.4 gives the whole error text ("ERROR:  ERR_X: msg\nDETAIL:  ...\nHINT:  ...\nCONTEXT:
+// ..."): the primary message and the hint, without the severity. DETAIL and CONTEXT (a PL/pgSQL
+// call stack) are the server's, not the caller's.
 std::pair<std::string, std::string> split_message(const std::string& text) {
   std::string message = text;
+  const auto context_at = message.find("\nCONTEXT:  ");
+  if (context_at != std::string::npos) message.resize(context_at);
   std::string hint;
   const auto hint_at = message.find("\nHINT:  ");
   if (hint_at != std::string::npos) {

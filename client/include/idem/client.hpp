@@ -57,7 +57,16 @@ struct Request {
   std::optional<std::string> idempotency_key;  // the Idempotency-Key header, if sent
   std::string body;                             // JSON bytes; empty means "no body"
   std::vector<std::string> fingerprint_exclusions;  // RFC 6901 pointers, e.g. /metadata/trace_id
+  std::string mutation_type = "create";             // the audit's kind: create, capture, refund, void
   std::string resource() const { return method + " " + route; }
+};
+
+// What the completion adds to the audit trail (idem.mutations; idem.double_charges reads it).
+struct Audit {
+  std::optional<std::string> order_id;
+  std::optional<std::string> handler_response;  // JSON object, e.g. {"charge_id":"ch_1"}
+  std::optional<std::string> local_status;      // e.g. paid, refunded
+  bool handler_called = true;                   // whether the processor was called for this result
 };
 
 using SqlValue = std::optional<std::string>;  // text format; std::nullopt is SQL NULL
@@ -74,6 +83,8 @@ class Attempt {
   // idem.handler_key(handle): the key to send to a payment processor, the same for every attempt
   // of this generation. One round trip on first use. Throws InvalidArgument without a key.
   const std::string& handler_key();
+  // The audit fields the completion records (no round trip: they ride with complete).
+  void record(const Audit& audit);
 
   bool idempotent() const noexcept;  // false: no key, allow_missing_key let it through
   bool resumed() const noexcept;     // a takeover of unfinished work
@@ -123,9 +134,11 @@ class Lease {
   const std::string& handler_key();
   // idem.checkpoint: records progress (e.g. "charge_created", {"charge_id":"ch_1"}) and extends
   // the lease. LeaseLost if another attempt took the key over. One round trip (autocommit).
-  void checkpoint(const std::string& recovery_point, const std::optional<std::string>& data_json = std::nullopt);
-  // idem.complete with `response`, committed; returns it. One round trip (autocommit).
-  Response complete(const Response& response);
+  // handler_called false: a step before the processor was called (the audit counts executions).
+  void checkpoint(const std::string& recovery_point, const std::optional<std::string>& data_json = std::nullopt,
+                  bool handler_called = true);
+  // idem.complete with `response` and its audit fields, committed; returns it. One round trip.
+  Response complete(const Response& response, const Audit& audit = {});
   // The last step's writes with the completion: handler(attempt) runs in a transaction that
   // also completes the key (BEGIN, the handler's statements, complete, COMMIT).
   Response complete(const std::function<Response(Attempt&)>& handler);
