@@ -476,6 +476,12 @@ void Lease::release(const std::string& error) {
   c.session->exec_prepared_autocommit(kRelease, {a.handle, std::to_string(a.token), error});
 }
 
+std::vector<SqlRow> Client::query(const std::string& sql, const std::vector<SqlValue>& params) {
+  std::vector<SqlRow> rows;
+  auto c = impl_->checkout_and([&](pg::Session& s) { rows = s.exec(sql, params); });
+  return rows;
+}
+
 std::variant<Lease, Response> Client::begin(const Request& request) {
   Impl& core = *impl_;
   const auto checked = core.check(request);

@@ -175,6 +175,11 @@ class Client {
   // without a key gets 400 even with allow_missing_key: there is nothing to lease.
   std::variant<Lease, Response> begin(const Request& request);
 
+  // A read outside any key's work (e.g. a lookup before an external call): one statement in
+  // autocommit on a pooled connection; rows as text. On a pooled connection found dead it is sent
+  // again on another, so writes belong in run() or a Lease.
+  std::vector<SqlRow> query(const std::string& sql, const std::vector<SqlValue>& params = {});
+
   ClientStats stats() const;
   const ClientOptions& options() const noexcept;
 

@@ -1,0 +1,63 @@
+#include "processor_client.hpp"
+
+#include <httplib.h>
+
+namespace checkout {
+
+ProcessorClient::ProcessorClient(std::string base_url, std::chrono::milliseconds timeout)
+    : base_url_(std::move(base_url)), timeout_(timeout) {}
+
+ProcessorAnswer ProcessorClient::call(const std::string& method, const std::string& path,
+                                      const std::string& idempotency_key, const std::string& body) const {
+  httplib::Client http(base_url_);  // one per call: httplib's client is not shared across threads
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout_);
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout_ - seconds);
+  http.set_connection_timeout(seconds.count(), micros.count());
+  http.set_read_timeout(seconds.count(), micros.count());
+  http.set_write_timeout(seconds.count(), micros.count());
+  httplib::Headers headers;
+  if (!idempotency_key.empty()) headers.emplace("Idempotency-Key", idempotency_key);
+  const httplib::Result res =
+      method == "GET" ? http.Get(path.c_str(), headers) : http.Post(path.c_str(), headers, body, "application/json");
+  ProcessorAnswer a;
+  if (!res) {
+    a.kind = res.error() == httplib::Error::Read ? ProcessorAnswer::Kind::timed_out : ProcessorAnswer::Kind::unavailable;
+    a.error = "payment processor: " + httplib::to_string(res.error());
+    return a;
+  }
+  a.status = res->status;
+  a.body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (res->status >= 200 && res->status < 300 && !a.body.is_discarded()) {
+    a.kind = ProcessorAnswer::Kind::done;
+  } else if (res->status >= 400 && res->status < 500 && res->status != 408 && res->status != 429) {
+    a.kind = ProcessorAnswer::Kind::refused;
+  } else {
+    a.kind = ProcessorAnswer::Kind::unavailable;
+    a.error = "payment processor answered " + std::to_string(res->status);
+  }
+  return a;
+}
+
+ProcessorAnswer ProcessorClient::charge(const std::string& idempotency_key, long amount_cents,
+                                        const std::string& currency, const std::string& source,
+                                        const nlohmann::json& metadata) const {
+  const nlohmann::json body = {
+      {"amount_cents", amount_cents}, {"currency", currency}, {"source", source}, {"metadata", metadata}};
+  return call("POST", "/v1/charges", idempotency_key, body.dump());
+}
+
+ProcessorAnswer ProcessorClient::find_charge(const std::string& idempotency_key) const {
+  ProcessorAnswer a = call("GET", "/v1/charges?idempotency_key=" + httplib::detail::encode_query_param(idempotency_key), "", "");
+  if (a.kind != ProcessorAnswer::Kind::done) return a;
+  const nlohmann::json data = a.body.value("data", nlohmann::json::array());
+  a.body = data.empty() ? nlohmann::json() : data.at(0);  // null: nothing was charged under the key
+  return a;
+}
+
+ProcessorAnswer ProcessorClient::refund(const std::string& idempotency_key, const std::string& charge_id,
+                                        long amount_cents) const {
+  const nlohmann::json body = {{"charge", charge_id}, {"amount_cents", amount_cents}};
+  return call("POST", "/v1/refunds", idempotency_key, body.dump());
+}
+
+}  // namespace checkout

@@ -1,0 +1,101 @@
+// POST /v1/payments/{payment_id}/refunds (the refund contract, ../shared/reference/004): scope
+// tenant + caller + payment + key; 201 once, the same bytes on replay; a refund the order's state
+// machine does not allow (a shipped order) is refused, and that refusal is replayed too.
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "bodies.hpp"
+#include "http_glue.hpp"
+#include "service.hpp"
+
+namespace checkout {
+namespace {
+
+bool uuid_v4(const std::string& s) {
+  static const std::regex v4("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  return std::regex_match(s, v4);
+}
+
+}  // namespace
+
+void Service::refund(const httplib::Request& req, httplib::Response& res) {
+  const auto who = authenticate(req, res, config_.token_secret);
+  if (!who) return;
+  const std::string payment_id = req.matches[1];
+  if (!uuid_v4(payment_id)) {
+    return send(idem::problem_response(400, "ERR_REQUEST_INVALID", "Invalid request",
+                                       "payment_id must be a lower-case UUIDv4"),
+                res);
+  }
+  const auto body = parse_refund(req.body);
+  if (const auto* bad = std::get_if<idem::Response>(&body)) return send(*bad, res);
+  const idem::Request request = idem_request(*who, req, "/v1/payments/" + payment_id + "/refunds", "refund");
+  auto begun = client_.begin(request);
+  if (const auto* early = std::get_if<idem::Response>(&begun)) return send(*early, res);
+  send(refund_with(std::get<idem::Lease>(begun), request, payment_id, std::get<RefundBody>(body)), res);
+}
+
+idem::Response Service::refund_with(idem::Lease& lease, const idem::Request& request, const std::string& payment_id,
+                                    const RefundBody& body) {
+  const auto rows = client_.query(
+      "SELECT order_id, charge_id, currency, amount_cents - refunded_cents, status,"
+      " idem.can_transition('order', status, 'refunded') FROM orders WHERE payment_id = $1::uuid AND tenant_id = $2",
+      {payment_id, request.tenant});
+  // Deterministic refusals are this request's answer: completed, and replayed to every retry.
+  const auto refuse = [&](int status, const std::string& code, const std::string& title, const std::string& detail) {
+    idem::Audit audit;
+    audit.order_id = rows.empty() ? std::nullopt : rows.at(0).at(0);
+    audit.handler_called = false;
+    audit.local_status = "refused";
+    return lease.complete(idem::problem_response(status, code, title, detail), audit);
+  };
+  if (rows.empty()) return refuse(404, "ERR_PAYMENT_NOT_FOUND", "Payment not found", "no payment " + payment_id);
+  const std::string order_id = rows[0][0].value();
+  const std::string charge_id = rows[0][1].value();
+  const long refundable = std::stol(rows[0][3].value());
+  if (rows[0][5].value() != "t") {
+    return refuse(409, "ERR_INVALID_TRANSITION", "Invalid transition",
+                  "order " + order_id + " is " + rows[0][4].value() + ": the order machine allows no refund from there");
+  }
+  if (body.currency != rows[0][2].value()) {
+    return refuse(400, "ERR_REFUND_CURRENCY", "Wrong currency", "the payment is in " + rows[0][2].value());
+  }
+  if (body.amount_cents > refundable) {
+    return refuse(400, "ERR_REFUND_EXCEEDS_PAYMENT", "Refund exceeds payment",
+                  std::to_string(refundable) + " cents are left to refund");
+  }
+
+  if (!lease.resumed()) lease.checkpoint("refunding", std::nullopt, /*handler_called=*/false);
+  // On a resume the same call is the verification: under the same key the processor answers
+  // the refund it already made, or makes it now, never a second one.
+  const ProcessorAnswer a = processor_.refund(lease.handler_key(), charge_id, body.amount_cents);
+  if (a.kind == ProcessorAnswer::Kind::unavailable || a.kind == ProcessorAnswer::Kind::timed_out) {
+    return released(lease, a);
+  }
+  if (a.kind == ProcessorAnswer::Kind::refused) {
+    const std::string code = a.body.value("error", nlohmann::json::object()).value("code", std::string("refused"));
+    return refuse(400, "ERR_REFUND_REFUSED", "Refund refused", "the processor answered " + code);
+  }
+  const std::string refund_id = a.body.value("id", std::string());
+  lease.checkpoint("refunded", nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}}.dump());
+  const bool full = body.amount_cents == refundable;
+  return lease.complete([&](idem::Attempt& t) {
+    t.exec("INSERT INTO refunds (refund_id, payment_id, tenant_id, amount_cents, currency, reason)"
+           " VALUES ($1, $2::uuid, $3, $4, $5, $6)",
+           {refund_id, payment_id, request.tenant, std::to_string(body.amount_cents), body.currency, body.reason});
+    // The status column's trigger refuses the move if the order shipped meanwhile: rolled back.
+    t.exec(std::string("UPDATE orders SET refunded_cents = refunded_cents + $2") + (full ? ", status = 'refunded'" : "") +
+               " WHERE order_id = $1",
+           {order_id, std::to_string(body.amount_cents)});
+    t.record({order_id, nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}}.dump(),
+              full ? "refunded" : "partially_refunded", true});
+    const nlohmann::json out = {{"id", refund_id},           {"object", "refund"},
+                                {"payment_id", payment_id},  {"order_id", order_id},
+                                {"amount_cents", body.amount_cents}, {"currency", body.currency},
+                                {"reason", body.reason},     {"status", "succeeded"}};
+    return json_response(201, out.dump(), "/v1/payments/" + payment_id + "/refunds/" + refund_id);
+  });
+}
+
+}  // namespace checkout

@@ -1,0 +1,311 @@
+// The main job's scenarios (issue 10), each a few real HTTP requests and what they must return.
+#include <chrono>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "driver.hpp"
+
+namespace demo {
+namespace {
+
+std::string checkout_body(long cents, const std::string& method = "tok_visa") {
+  return R"({"amount_cents":)" + std::to_string(cents) + R"(,"currency":"usd","payment_method":")" + method + R"("})";
+}
+std::string checkout_path(const std::string& session) { return "/checkout/" + session + "/complete"; }
+std::string code_of(const Reply& r) { return r.json().value("code", ""); }
+std::string status_and_code(const Reply& r) { return std::to_string(r.status) + " " + code_of(r); }
+
+void arm(Driver& d, const std::string& mode, int count, int delay_ms) {
+  d.processor("POST", "/_control/faults",
+              R"({"mode":")" + mode + R"(","count":)" + std::to_string(count) + R"(,"delay_ms":)" +
+                  std::to_string(delay_ms) + "}");
+}
+
+// Repeats the request while the key is held (409), as a client honouring Retry-After would.
+Reply until_not_409(Driver& d, const std::string& session, const std::string& key, const std::string& body) {
+  Reply r;
+  for (int i = 0; i < 100; ++i) {
+    r = d.post(checkout_path(session), key, body, d.config().token);
+    if (r.status != 409) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return r;
+}
+
+// A checkout that must succeed; remembers the order it made.
+Reply checkout_ok(Driver& d, const std::string& step, const std::string& session, const std::string& key,
+                  const std::string& body, int expected = 201) {
+  const Reply r = d.post(checkout_path(session), key, body, d.config().token);
+  d.check(step, std::to_string(expected), std::to_string(r.status));
+  if (r.status == expected) d.remember_order(session, key);
+  return r;
+}
+
+void first_checkout_and_replay(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-first");
+  const Reply first = checkout_ok(d, "1 first checkout", session, key, checkout_body(1999));
+  d.check("1 charges at processor", "1", std::to_string(d.charges_for(session)));
+  const Reply again = d.post(checkout_path(session), key, checkout_body(1999), d.config().token);
+  d.check("2 same request again", "201 replayed, same bytes",
+          std::to_string(again.status) + (again.header("Idempotent-Replayed") == "true" &&
+                                                  again.header("X-Cache-Lookup") == "IDEMPOTENT-HIT"
+                                              ? " replayed"
+                                              : " not replayed") +
+              (again.body == first.body ? ", same bytes" : ", other bytes"));
+  d.check("2 charges at processor", "1", std::to_string(d.charges_for(session)));
+  const Reply changed = d.post(checkout_path(session), key, checkout_body(2999), d.config().token);
+  d.check("4 same key, changed body", "422 ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", status_and_code(changed));
+  const Reply other_tenant = d.post(checkout_path(session), key, checkout_body(1999), d.config().other_token);
+  d.check("4b same key, another tenant", "201 (its own key space)", std::to_string(other_tenant.status) +
+                                                                         (other_tenant.status == 201 ? " (its own key space)" : ""));
+  if (other_tenant.status == 201) d.remember_order(session + "@globex", key);
+}
+
+void fifty_duplicates(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-fifty");
+  std::vector<std::future<Reply>> calls;
+  for (int i = 0; i < 50; ++i) {
+    calls.push_back(std::async(std::launch::async, [&] {
+      return d.post(checkout_path(session), key, checkout_body(4200), d.config().token);
+    }));
+  }
+  std::map<int, int> by_status;
+  std::set<std::string> bodies_201;
+  for (auto& f : calls) {
+    const Reply r = f.get();
+    ++by_status[r.status];
+    if (r.status == 201) bodies_201.insert(r.body);
+  }
+  std::string got;
+  for (const auto& [status, n] : by_status) got += (got.empty() ? "" : ", ") + std::to_string(n) + "x" + std::to_string(status);
+  d.check("3 50 concurrent duplicates", by_status.size() <= 2 && by_status[201] >= 1 &&
+                                            by_status[201] + by_status[409] == 50 && bodies_201.size() == 1,
+          "only 201 (one body) and 409", got + ", " + std::to_string(bodies_201.size()) + " distinct 201 body");
+  d.check("3 charges at processor", "1", std::to_string(d.charges_for(session)));
+  d.remember_order(session, key);
+}
+
+void in_flight(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-inflight");
+  arm(d, "slow", 1, 1500);
+  auto first = std::async(std::launch::async, [&] {
+    return d.post(checkout_path(session), key, checkout_body(1500), d.config().token);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const Reply second = d.post(checkout_path(session), key, checkout_body(1500), d.config().token);
+  d.check("5 request while the first is in flight", "409 ERR_IDEMPOTENCY_IN_PROGRESS, Retry-After",
+          status_and_code(second) + (second.header("Retry-After").empty() ? "" : ", Retry-After"));
+  const Reply done = first.get();
+  d.check("5 the first one", "201", std::to_string(done.status));
+  if (done.status == 201) d.remember_order(session, key);
+}
+
+void bad_requests(Driver& d) {
+  const std::string session = d.unique("cs");
+  const Reply no_key = d.post(checkout_path(session), std::nullopt, checkout_body(1000), d.config().token);
+  d.check("6 missing Idempotency-Key", "400 ERR_IDEMPOTENCY_KEY_MISSING", status_and_code(no_key));
+  const Reply short_key = d.post(checkout_path(session), "short", checkout_body(1000), d.config().token);
+  d.check("6b key too short", "400 ERR_IDEMPOTENCY_KEY_INVALID", status_and_code(short_key));
+  const Reply no_token = d.post(checkout_path(session), d.unique("key-noauth"), checkout_body(1000), std::nullopt);
+  d.check("6c no bearer token", "401 ERR_UNAUTHENTICATED", status_and_code(no_token));
+  const Reply forged = d.post(checkout_path(session), d.unique("key-forged"), checkout_body(1000),
+                              std::string("YWNtZTp3ZWI.00"));
+  d.check("6d forged token", "401 ERR_UNAUTHENTICATED", status_and_code(forged));
+  d.check("6 charges at processor", "0", std::to_string(d.charges_for(session)));
+}
+
+void transient_failure(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-transient");
+  arm(d, "transient", 1, 0);
+  const Reply failed = d.post(checkout_path(session), key, checkout_body(2500), d.config().token);
+  d.check("7 processor fails transiently", "503 ERR_PROCESSOR_UNAVAILABLE, Retry-After",
+          status_and_code(failed) + (failed.header("Retry-After").empty() ? "" : ", Retry-After"));
+  checkout_ok(d, "7 retry with the same key", session, key, checkout_body(2500));
+  d.check("7 charges at processor", "1", std::to_string(d.charges_for(session)));
+}
+
+void processor_timeout(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-timeout");
+  arm(d, "timeout", 1, 3000);  // charged, answer late: the service gives up after 2 s
+  const Reply timed_out = d.post(checkout_path(session), key, checkout_body(2600), d.config().token);
+  d.check("7b processor times out (it charged)", "504 ERR_PROCESSOR_TIMEOUT", status_and_code(timed_out));
+  checkout_ok(d, "7b retry verifies, does not charge", session, key, checkout_body(2600));
+  d.check("7b charges at processor", "1", std::to_string(d.charges_for(session)));
+}
+
+void crash_after_charge(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-crash");
+  const Reply crashed = d.post(checkout_path(session), key, checkout_body(3100), d.config().token,
+                               {{"X-Demo-Fault", "crash-after-charge"}});
+  d.check("8 service killed after the charge", "no answer (connection dropped)",
+          crashed.status == 0 ? "no answer (connection dropped)" : std::to_string(crashed.status));
+  d.check("8 charges at processor", "1", std::to_string(d.charges_for(session)));
+  d.stack("start service >/dev/null");
+  const Reply retry = until_not_409(d, session, key, checkout_body(3100));
+  d.check("8 restarted; retry resumes and verifies", "201", std::to_string(retry.status));
+  if (retry.status == 201) d.remember_order(session, key);
+  d.check("8 charges at processor", "1", std::to_string(d.charges_for(session)));
+  d.check("8 audit: charging, released by crash, resumed, charged, completed", "resumed attempt found the charge",
+          d.sql("SELECT CASE WHEN count(DISTINCT attempt) = 2 AND bool_or(outcome = 'completed') THEN"
+                " 'resumed attempt found the charge' ELSE 'audit: ' || string_agg(outcome, ',') END"
+                " FROM idem.mutations WHERE client_key = '" + key + "'"));
+}
+
+void buyer_action(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-3ds");
+  const Reply first = checkout_ok(d, "9 payment needs buyer action", session, key, checkout_body(5000, "tok_requires_action"), 202);
+  const std::string url = first.json().value("escalation", nlohmann::json::object()).value("continue_url", "");
+  d.check("9 escalation.continue_url", url.find("/authorize") != std::string::npos, "a processor URL", url);
+  const Reply replay = d.post(checkout_path(session), key, checkout_body(5000, "tok_requires_action"), d.config().token);
+  d.check("9 stored and replayed", "202, same bytes",
+          std::to_string(replay.status) + (replay.body == first.body ? ", same bytes" : ", other bytes"));
+}
+
+void declined(Driver& d) {
+  const std::string session = d.unique("cs"), key = d.unique("key-decline");
+  const Reply r = d.post(checkout_path(session), key, checkout_body(700, "tok_decline"), d.config().token);
+  d.check("9b card declined", "402 ERR_PAYMENT_DECLINED", status_and_code(r));
+  const Reply again = d.post(checkout_path(session), key, checkout_body(700, "tok_decline"), d.config().token);
+  d.check("9b replayed, not charged again", "402, same bytes",
+          std::to_string(again.status) + (again.body == r.body ? ", same bytes" : ", other bytes"));
+}
+
+// The sync plane: orders made while the consumer is down, a consumer killed mid-batch, restarted.
+void consumer_killed(Driver& d) {
+  d.stack("stop consumer");
+  for (int i = 0; i < 20; ++i) {
+    const std::string session = d.unique("cs"), key = d.unique("key-sync");
+    const Reply r = d.post(checkout_path(session), key, checkout_body(100 + i), d.config().token);
+    if (r.status == 201) d.remember_order(session, key);
+  }
+  d.stack("start consumer >/dev/null");  // CONSUMER_ARGS slow it down (see the caller)
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const std::string before = d.sql("SELECT count(*) FROM sync_orders");
+  d.stack("kill consumer");
+  d.note("10 consumer killed mid-batch", "after recording " + before + " orders in all");
+  setenv("CONSUMER_ARGS", "", 1);
+  d.stack("start consumer >/dev/null");
+  std::string backlog;
+  for (int i = 0; i < 150; ++i) {
+    backlog = d.sql("SELECT coalesce(sum(backlog), 0) FROM idem.outbox_lag WHERE consumer = 'sync_plane'");
+    if (backlog == "0") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  d.check("10 restarted: backlog", "0", backlog);
+  d.check("10 every order recorded once", d.sql("SELECT count(*) FROM orders"),
+          d.sql("SELECT count(*) FROM sync_orders"));
+  d.check("10 no order recorded twice", "0",
+          d.sql("SELECT count(*) FROM (SELECT order_id FROM sync_order_mutations GROUP BY 1 HAVING count(*) > 1) t"));
+}
+
+void refunds(Driver& d) {
+  const std::string session = d.unique("cs");
+  const Reply order = checkout_ok(d, "11 checkout to refund", session, d.unique("key-torefund"), checkout_body(8000));
+  const std::string payment = order.json().value("payment_id", "");
+  const std::string path = "/v1/payments/" + payment + "/refunds";
+  const std::string key = d.unique("key-refund");
+  const std::string body = R"({"amount_cents":8000,"reason":"requested_by_customer","currency":"usd"})";
+  const Reply refund = d.post(path, key, body, d.config().token);
+  d.check("11 refund", "201", std::to_string(refund.status));
+  const Reply replay = d.post(path, key, body, d.config().token);
+  d.check("11 refund replayed", "201 replayed, same bytes",
+          std::to_string(replay.status) + (replay.header("Idempotent-Replayed") == "true" ? " replayed" : " not replayed") +
+              (replay.body == refund.body ? ", same bytes" : ", other bytes"));
+  const Reply changed = d.post(path, key, R"({"amount_cents":4000,"reason":"requested_by_customer","currency":"usd"})",
+                               d.config().token);
+  d.check("11 refund, same key, changed amount", "422 ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", status_and_code(changed));
+  d.check("11 refunds at processor for the charge", "1",
+          std::to_string([&] {
+            int n = 0;
+            const std::string charge = order.json().value("charge_id", "");
+            for (const auto& r : d.processor("GET", "/v1/refunds").json().value("data", nlohmann::json::array())) {
+              if (r.value("charge", "") == charge) ++n;
+            }
+            return n;
+          }()));
+
+  // An order that shipped: the order machine has no way from shipped to refunded.
+  const std::string shipped_session = d.unique("cs");
+  const Reply shipped = checkout_ok(d, "12 checkout, then shipped", shipped_session, d.unique("key-toship"), checkout_body(6000));
+  d.sql("UPDATE orders SET status = 'shipped' WHERE order_id = '" + shipped.json().value("order_id", "") + "' RETURNING status");
+  const std::string shipped_path = "/v1/payments/" + shipped.json().value("payment_id", "") + "/refunds";
+  const std::string refused_key = d.unique("key-refund-shipped");
+  const Reply refused = d.post(shipped_path, refused_key, body, d.config().token);
+  d.check("12 refund of a shipped order", "409 ERR_INVALID_TRANSITION", status_and_code(refused));
+  const Reply refused_again = d.post(shipped_path, refused_key, body, d.config().token);
+  d.check("12 the refusal replayed", "409, same bytes",
+          std::to_string(refused_again.status) + (refused_again.body == refused.body ? ", same bytes" : ", other bytes"));
+}
+
+}  // namespace
+
+void run_scenarios(Driver& d) {
+  d.processor("POST", "/_control/reset");
+  first_checkout_and_replay(d);
+  fifty_duplicates(d);
+  in_flight(d);
+  bad_requests(d);
+  transient_failure(d);
+  processor_timeout(d);
+  crash_after_charge(d);
+  buyer_action(d);
+  declined(d);
+  setenv("CONSUMER_ARGS", "--apply-delay-ms 60 --batch 10", 1);
+  consumer_killed(d);
+  refunds(d);
+}
+
+void totals_and_forensics(Driver& d) {
+  int charges = 0;
+  for (const auto& c : d.processor("GET", "/v1/charges").json().value("data", nlohmann::json::array())) {
+    const std::string s = c.value("status", "");
+    if (s == "succeeded" || s == "requires_action") ++charges;
+  }
+  // Let the consumer catch up with the last orders.
+  for (int i = 0; i < 100 && d.sql("SELECT count(*) FROM orders") != d.sql("SELECT count(*) FROM sync_orders"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string orders = d.sql("SELECT count(*) FROM orders");
+  const std::string synced = d.sql("SELECT count(*) FROM sync_orders");
+  const std::string keys = std::to_string(d.orders_made());
+  d.check("charges at processor = orders = sync_orders = distinct keys", keys + " = " + keys + " = " + keys + " = " + keys,
+          std::to_string(charges) + " = " + orders + " = " + synced + " = " + keys);
+  d.check("idem.double_charges()", "0 rows", d.sql("SELECT count(*) FROM idem.double_charges()") + " rows");
+}
+
+// A double charge made the way a service bug would make one: an attempt that charged (ch_1) and
+// crashed, and a resume that charged again under a fresh processor key instead of the handler key.
+void plant_double_charge(Driver& d) {
+  const std::string key = d.unique("key-planted"), session = d.unique("cs-planted");
+  const std::string acquire =
+      "SELECT handle || ' ' || attempt FROM idem.acquire('acme', '" + key + "', '{}'::jsonb, caller => 'web',"
+      " resource => 'POST /checkout/" + session + "/complete', lease => '300 milliseconds')";
+  const auto charge = [&](const std::string& processor_key) {
+    httplib::Client c(d.config().processor_url);
+    const auto r = c.Post("/v1/charges", {{"Idempotency-Key", processor_key}},
+                          R"({"amount_cents":900,"currency":"usd","source":"tok_visa","metadata":{"session_id":")" +
+                              session + R"("}})",
+                          "application/json");
+    return r ? nlohmann::json::parse(r->body).value("id", "") : "";
+  };
+  std::string held = d.sql(acquire);
+  std::string handle = held.substr(0, held.find(' ')), attempt = held.substr(held.find(' ') + 1);
+  const std::string ch1 = charge(d.sql("SELECT idem.handler_key('" + handle + "')"));
+  d.sql("SELECT idem.checkpoint('" + handle + "', " + attempt + ", 'charged', '{\"charge_id\":\"" + ch1 + "\"}')");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  held = d.sql(acquire);
+  handle = held.substr(0, held.find(' '));
+  attempt = held.substr(held.find(' ') + 1);
+  const std::string ch2 = charge(d.unique("not-the-handler-key"));
+  d.sql("SELECT idem.complete('" + handle + "', " + attempt + ", 201, '{}', '', 'ord_planted', '{\"charge_id\":\"" + ch2 +
+        "\"}')");
+  d.check("planted double charge: charges at processor", "2", std::to_string(d.charges_for(session)));
+  d.check("planted double charge: idem.double_charges()",
+          "1 row: " + key + " " + std::min(ch1, ch2) + "," + std::max(ch1, ch2),
+          d.sql("SELECT count(*) || ' row: ' || min(client_key) || ' ' || array_to_string(min(charge_ids), ',')"
+                " FROM (SELECT client_key, (SELECT array_agg(c ORDER BY c) FROM unnest(charge_ids) c) AS charge_ids"
+                " FROM idem.double_charges()) t"));
+}
+
+}  // namespace demo

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The demo stack on loopback ports (docs/demo.md): the payment processor, the checkout service and
+# the order consumer, each its own process on the throwaway cluster's database $STACK_DB, with
+# pid files and logs in .run/. Needs the cluster running (scripts/pg.sh start) and the programs
+# built (build/examples/*).
+#   scripts/stack.sh setup            fresh database: extension, the service's schema, roles
+#   scripts/stack.sh up               start the three (each waits until it answers)
+#   scripts/stack.sh down             stop what is running (SIGTERM, then SIGKILL after 5 s)
+#   scripts/stack.sh start|stop|kill NAME    one of processor, service, consumer (kill: SIGKILL)
+#   scripts/stack.sh status           what runs, on which port
+#   scripts/stack.sh token TENANT CALLER     a bearer token the service accepts
+#   scripts/stack.sh env              the URLs, as shell assignments
+# Ports: SERVICE_PORT (7400), PROCESSOR_PORT (7401). SERVICE_ARGS / CONSUMER_ARGS add flags.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUN=$ROOT/.run
+BIN=${STACK_BIN:-$ROOT/build/examples}
+STACK_DB=${STACK_DB:-idem_demo}
+SERVICE_PORT=${SERVICE_PORT:-7400}
+PROCESSOR_PORT=${PROCESSOR_PORT:-7401}
+PGPORT=${PGPORT:-54320}
+mkdir -p "$RUN"
+
+db_url() { echo "postgresql://$1@127.0.0.1:$PGPORT/$STACK_DB"; }
+secret() {
+  [ -s "$RUN/token_secret" ] || openssl rand -hex 24 >"$RUN/token_secret"
+  cat "$RUN/token_secret"
+}
+# The pid of NAME if it runs. A process that died is no longer "running" even while nobody has
+# reaped it (a zombie still answers kill -0: PID 1 in a container may never reap it).
+pid_of() {
+  local pid state
+  [ -s "$RUN/$1.pid" ] || return 1
+  pid=$(cat "$RUN/$1.pid")
+  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ] && echo "$pid"
+}
+
+setup() {
+  local admin="postgresql://postgres@127.0.0.1:$PGPORT"
+  psql "$admin/postgres" -qAtX -v ON_ERROR_STOP=1 \
+    -c "DROP DATABASE IF EXISTS $STACK_DB WITH (FORCE)" -c "CREATE DATABASE $STACK_DB" >/dev/null
+  psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 -f "$ROOT/examples/checkout-service/schema.sql" >/dev/null
+  psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 >/dev/null <<SQL
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'demo_processor') THEN CREATE ROLE demo_processor LOGIN; END IF;
+END \$\$;
+GRANT CREATE ON DATABASE $STACK_DB TO demo_processor;
+SQL
+  rm -f "$RUN/token_secret"
+}
+
+# start NAME: runs it in the background, then waits (10 s at most) until it answers.
+start() {
+  local name=$1
+  if pid_of "$name" >/dev/null; then echo "$name already running (pid $(pid_of "$name"))"; return 0; fi
+  local log="$RUN/$name.log"
+  case $name in
+    processor)
+      "$BIN/payment-processor/payment-processor" --listen "127.0.0.1:$PROCESSOR_PORT" --db "$(db_url demo_processor)" \
+        >>"$log" 2>&1 &
+      ;;
+    service)
+      # shellcheck disable=SC2086  # SERVICE_ARGS is a list of flags
+      "$BIN/checkout-service/checkout-service" --listen "127.0.0.1:$SERVICE_PORT" --db "$(db_url checkout_service)" \
+        --processor "http://127.0.0.1:$PROCESSOR_PORT" --token-secret "$(secret)" ${SERVICE_ARGS:-} >>"$log" 2>&1 &
+      ;;
+    consumer)
+      # shellcheck disable=SC2086
+      "$BIN/order-consumer/order-consumer" --db "$(db_url order_consumer)" ${CONSUMER_ARGS:-} >>"$log" 2>&1 &
+      ;;
+    *) echo "stack: unknown component $name (processor, service, consumer)" >&2; return 2 ;;
+  esac
+  echo $! >"$RUN/$name.pid"
+  local i
+  for i in $(seq 1 100); do
+    if ! pid_of "$name" >/dev/null; then
+      echo "stack: $name exited at start; its log ($log):" >&2
+      tail -20 "$log" >&2
+      return 1
+    fi
+    case $name in
+      processor) curl -fsS "http://127.0.0.1:$PROCESSOR_PORT/health" >/dev/null 2>&1 && return 0 ;;
+      service) curl -fsS "http://127.0.0.1:$SERVICE_PORT/health" >/dev/null 2>&1 && return 0 ;;
+      consumer) grep -qs "order-consumer claiming" "$log" && return 0 ;;
+    esac
+    sleep 0.1
+  done
+  echo "stack: $name did not answer within 10 s; see $log" >&2
+  return 1
+}
+
+# stop NAME [SIGNAL]: SIGTERM (or SIGNAL), waits for it to go; SIGKILL after 5 s.
+stop() {
+  local name=$1 signal=${2:-TERM} pid
+  pid=$(pid_of "$name") || { rm -f "$RUN/$name.pid"; return 0; }
+  kill -s "$signal" "$pid" 2>/dev/null || true
+  local i
+  for i in $(seq 1 50); do
+    pid_of "$name" >/dev/null || break
+    sleep 0.1
+  done
+  pid_of "$name" >/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  while pid_of "$name" >/dev/null; do sleep 0.05; done
+  rm -f "$RUN/$name.pid"
+}
+
+cmd=${1:-status}
+shift || true
+case $cmd in
+  setup) setup ;;
+  up) start processor && start service && start consumer ;;
+  down) stop consumer; stop service; stop processor ;;
+  start) start "$1" ;;
+  stop) stop "$1" ;;
+  kill) stop "$1" KILL ;;
+  status)
+    for n in processor service consumer; do
+      if p=$(pid_of "$n"); then echo "$n: running (pid $p)"; else echo "$n: stopped"; fi
+    done
+    ;;
+  token) "$BIN/checkout-service/checkout-service" --mint-token "$1" "$2" --token-secret "$(secret)" ;;
+  env)
+    echo "SERVICE_URL=http://127.0.0.1:$SERVICE_PORT"
+    echo "PROCESSOR_URL=http://127.0.0.1:$PROCESSOR_PORT"
+    echo "STACK_DB_URL=$(db_url postgres)"
+    ;;
+  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+esac
