@@ -1,36 +1,20 @@
-// The outbox consumer worker; see include/idem/outbox_consumer.hpp. The only file of the consumer
-// that knows libpqxx (6.4 on Debian 12).
+// The outbox consumer worker; see include/idem/outbox_consumer.hpp. It reaches the server only
+// through pg::Session (pg_session.hpp, the client's one door to the PostgreSQL library), so its
+// errors are the client's exception classes (errors.hpp) with the server's SQLSTATE.
 #include "idem/outbox_consumer.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <mutex>
 #include <thread>
 
-#include <pqxx/pqxx>
+#include "idem/errors.hpp"
+#include "pg_session.hpp"
 
 namespace idem {
 namespace {
-
-std::vector<const char*> pointers(const std::vector<SqlValue>& params) {
-  std::vector<const char*> out;
-  out.reserve(params.size());
-  for (const SqlValue& p : params) out.push_back(p ? p->c_str() : nullptr);
-  return out;
-}
-
-SqlRows rows_of(const pqxx::result& r) {
-  SqlRows out;
-  out.reserve(r.size());
-  for (const auto& row : r) {
-    std::vector<SqlValue> cells;
-    cells.reserve(row.size());
-    for (const auto& field : row) cells.push_back(field.is_null() ? SqlValue{} : SqlValue{field.c_str()});
-    out.push_back(std::move(cells));
-  }
-  return out;
-}
 
 // A text[] literal: {"a","b"} with quotes and backslashes escaped.
 std::string text_array(const std::vector<std::string>& items) {
@@ -47,33 +31,66 @@ std::string text_array(const std::vector<std::string>& items) {
   return out + "}";
 }
 
-class WorkTransaction final : public SqlTransaction {
+// A column of idem.claim's answer that is never NULL, as a number (locale-independent).
+template <typename T>
+T number(const SqlValue& cell, const char* column) {
+  T value{};
+  if (cell) {
+    const char* end = cell->data() + cell->size();
+    const auto [at, ec] = std::from_chars(cell->data(), end, value);
+    if (ec == std::errc() && at == end) return value;
+  }
+  throw DatabaseError("ERR_CLIENT_DATABASE", "", std::string("unexpected ") + column + " from idem.claim: " +
+                                                     (cell ? *cell : std::string("NULL")));
+}
+
+// idem.consume_once's answer: true means apply, false a redelivery of an applied event.
+bool first_time(const std::vector<SqlRow>& rows) {
+  if (rows.size() == 1 && rows[0].size() == 1 && rows[0][0] && (*rows[0][0] == "t" || *rows[0][0] == "f")) {
+    return *rows[0][0] == "t";
+  }
+  throw DatabaseError("ERR_CLIENT_DATABASE", "", "unexpected answer from idem.consume_once");
+}
+
+class SessionTransaction final : public SqlTransaction {
  public:
-  explicit WorkTransaction(pqxx::work& work) : work_(work) {}
+  explicit SessionTransaction(pg::Session& session) : session_(session) {}
   SqlRows exec(const std::string& sql, const std::vector<SqlValue>& params) override {
-    const auto ptrs = pointers(params);
-    return rows_of(work_.exec_params(sql, pqxx::prepare::make_dynamic_params(ptrs)));
+    return session_.exec(sql, params);
   }
 
  private:
-  pqxx::work& work_;
+  pg::Session& session_;
 };
 
-class Wakeup final : public pqxx::notification_receiver {
- public:
-  Wakeup(pqxx::connection_base& c, bool& flag) : pqxx::notification_receiver(c, "idem_outbox"), flag_(flag) {}
-  void operator()(const std::string&, int) override { flag_ = true; }
-
- private:
-  bool& flag_;
-};
+// A serialization failure or deadlock: the transaction's fault, not the event's; run it again.
+bool retryable(const std::exception& e) {
+  const auto* c = dynamic_cast<const ClientError*>(&e);
+  return c && (c->sqlstate() == "40001" || c->sqlstate() == "40P01");
+}
 
 // The claim is no longer this worker's: taken over after its visibility ran out, given back, or
 // its event purged (only after every consumer acked it).
-bool claim_lost(const pqxx::sql_error& e) {
+bool claim_lost(const ClientError& e) {
   return e.sqlstate() == "IK023" || e.sqlstate() == "IK022" || e.sqlstate() == "IK021";
 }
 
+// BEGIN; the statement; COMMIT. A failed statement rolls back; a failed COMMIT ended the
+// transaction itself.
+std::vector<SqlRow> exec_in_transaction(pg::Session& s, const char* sql, const std::vector<SqlValue>& params) {
+  s.begin();
+  std::vector<SqlRow> rows;
+  try {
+    rows = s.exec(sql, params);
+  } catch (...) {
+    s.rollback();
+    throw;
+  }
+  s.commit();
+  return rows;
+}
+
+constexpr const char* kChannel = "idem_outbox";
 constexpr const char* kClaim =
     "SELECT event_id, tenant_id, topic, key, payload, attempt, redelivered, token,"
     " extract(epoch FROM clock_timestamp() - committed_at)"
@@ -85,9 +102,7 @@ struct OutboxConsumer::Impl {
   std::string uri;
   OutboxConsumerOptions options;
   std::string topics;  // NULL (all subscribed) or a text[] literal
-  std::unique_ptr<pqxx::connection> conn;
-  std::unique_ptr<Wakeup> wakeup;  // destroyed before conn
-  bool notified = false;
+  std::unique_ptr<pg::Session> db;
   std::atomic<bool> stopping{false};
   // After a nack no notification announces the retry: poll every second until the longest
   // backoff (5 min) has passed.
@@ -100,47 +115,41 @@ struct OutboxConsumer::Impl {
     stats.*field += n;
   }
 
-  pqxx::connection& connection() {
-    if (conn && conn->is_open()) return *conn;
-    if (conn) count(&OutboxConsumerStats::reconnects);
-    wakeup.reset();
-    conn = std::make_unique<pqxx::connection>(uri);
+  pg::Session& session() {
+    if (db && db->healthy()) return *db;
+    if (db) count(&OutboxConsumerStats::reconnects);
+    db.reset();
+    auto fresh = std::make_unique<pg::Session>(uri);
     // LISTEN before the first claim: a commit after that claim read its snapshot is notified.
-    if (options.listen) wakeup = std::make_unique<Wakeup>(*conn, notified);
-    return *conn;
+    if (options.listen) fresh->listen(kChannel);
+    db = std::move(fresh);
+    return *db;
   }
 
-  void drop_connection() {
-    wakeup.reset();
-    conn.reset();
-  }
+  void drop_connection() { db.reset(); }
 
+  // A notification that arrives while the claim runs stays with the session (libpq keeps it), so
+  // the next wait returns at once: there may be more.
   std::vector<OutboxEvent> claim(std::string& token) {
-    pqxx::connection& c = connection();
-    // Cleared before the claim reads: a notification that arrives while it runs (libpqxx hands
-    // it over at the end of the transaction) means there may be more.
-    notified = false;
-    pqxx::work w(c);
     const std::string batch = std::to_string(options.batch);
     const std::string visibility = std::to_string(options.visibility.count()) + " milliseconds";
     const std::vector<SqlValue> params{options.consumer, options.topics.empty() ? SqlValue{} : SqlValue{topics}, batch,
                                        visibility};
-    const auto ptrs = pointers(params);
-    const pqxx::result r = w.exec_params(kClaim, pqxx::prepare::make_dynamic_params(ptrs));
-    w.commit();
+    const std::vector<SqlRow> rows = exec_in_transaction(session(), kClaim, params);
     std::vector<OutboxEvent> events;
-    events.reserve(r.size());
-    for (const auto& row : r) {
+    events.reserve(rows.size());
+    for (const SqlRow& row : rows) {
+      if (row.size() != 9) throw DatabaseError("ERR_CLIENT_DATABASE", "", "unexpected row from idem.claim");
       OutboxEvent e;
-      e.event_id = row[0].as<std::int64_t>();
-      e.tenant_id = row[1].c_str();
-      e.topic = row[2].c_str();
-      if (!row[3].is_null()) e.key = std::string(row[3].c_str());
-      e.payload = row[4].c_str();
-      e.attempt = row[5].as<int>();
-      e.redelivered = std::string(row[6].c_str()) == "t";
-      token = row[7].c_str();
-      e.commit_age_seconds = row[8].as<double>();
+      e.event_id = number<std::int64_t>(row[0], "event_id");
+      e.tenant_id = row[1].value_or("");
+      e.topic = row[2].value_or("");
+      e.key = row[3];
+      e.payload = row[4].value_or("");
+      e.attempt = number<int>(row[5], "attempt");
+      e.redelivered = row[6] == SqlValue{"t"};
+      token = row[7].value_or("");
+      e.commit_age_seconds = number<double>(row[8], "commit age");
       events.push_back(std::move(e));
     }
     count(&OutboxConsumerStats::claims);
@@ -153,36 +162,40 @@ struct OutboxConsumer::Impl {
   // handler threw, or n. A lost claim rolls everything back (the next claim gets the events).
   std::size_t apply(const std::vector<OutboxEvent>& events, std::size_t n, const std::string& token,
                     const Handler& handler, std::string& error) {
-    pqxx::work w(connection());
-    WorkTransaction tx(w);
+    if (n == 0) return 0;
+    pg::Session& s = session();
+    SessionTransaction tx(s);
     std::uint64_t applied = 0, skipped = 0;
     std::string ids = "{";
-    for (std::size_t i = 0; i < n; ++i) {
-      const pqxx::result once =
-          w.exec_params("SELECT idem.consume_once($1, $2, $3::uuid)", options.consumer, events[i].event_id, token);
-      if (once[0][0].as<bool>()) {
-        try {
-          handler(tx, events[i]);
-        } catch (const pqxx::broken_connection&) {
-          throw;
-        } catch (const pqxx::serialization_failure&) {
-          throw;  // the transaction's fault, not the event's: apply_group runs it again
-        } catch (const pqxx::deadlock_detected&) {
-          throw;
-        } catch (const std::exception& e) {
-          error = e.what();
-          return i;  // w rolls back: no effect of this batch stays
+    s.begin();
+    try {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (first_time(s.exec("SELECT idem.consume_once($1, $2, $3::uuid)",
+                              {options.consumer, std::to_string(events[i].event_id), token}))) {
+          try {
+            handler(tx, events[i]);
+          } catch (const std::exception& e) {
+            // A broken connection, a serialization failure or a deadlock is not the event's fault:
+            // run() reconnects, apply_group runs the transaction again.
+            if (!s.healthy() || retryable(e)) throw;
+            error = e.what();
+            s.rollback();  // no effect of this batch stays
+            return i;
+          }
+          ++applied;
+        } else {
+          ++skipped;
         }
-        ++applied;
-      } else {
-        ++skipped;
+        if (i) ids += ',';
+        ids += std::to_string(events[i].event_id);
       }
-      if (i) ids += ',';
-      ids += std::to_string(events[i].event_id);
+      ids += '}';
+      s.exec("SELECT idem.ack($1, $2::bigint[], $3::uuid)", {options.consumer, ids, token});
+    } catch (...) {
+      s.rollback();
+      throw;
     }
-    ids += '}';
-    if (n > 0) w.exec_params("SELECT idem.ack($1, $2::bigint[], $3::uuid)", options.consumer, ids, token);
-    w.commit();
+    s.commit();
     count(&OutboxConsumerStats::applied, applied);
     count(&OutboxConsumerStats::skipped_redeliveries, skipped);
     return n;
@@ -203,10 +216,8 @@ struct OutboxConsumer::Impl {
           if (stop == end) break;  // [0, end) applied and acked
           failed = stop;           // again without the failed event and what follows it
           end = stop;
-        } catch (const pqxx::serialization_failure&) {
-          if (++retries > 3) throw;
-        } catch (const pqxx::deadlock_detected&) {
-          if (++retries > 3) throw;
+        } catch (const ClientError& e) {
+          if (!retryable(e) || ++retries > 3) throw;
         }
       }
       if (failed < events.size()) {
@@ -219,17 +230,16 @@ struct OutboxConsumer::Impl {
                       token, handler);
         }
       }
-    } catch (const pqxx::sql_error& e) {
+    } catch (const ClientError& e) {
       if (!claim_lost(e)) throw;
       count(&OutboxConsumerStats::lost_claims);
     }
   }
 
   void nack(const OutboxEvent& event, const std::string& token, const std::string& error) {
-    pqxx::work w(connection());
-    w.exec_params("SELECT idem.nack($1, $2, $3::uuid, $4)", options.consumer, event.event_id, token,
-                  error.empty() ? std::string("handler failed") : error);
-    w.commit();
+    exec_in_transaction(session(), "SELECT idem.nack($1, $2, $3::uuid, $4)",
+                        {options.consumer, std::to_string(event.event_id), token,
+                         error.empty() ? std::string("handler failed") : error});
     retries_until = std::chrono::steady_clock::now() + std::chrono::minutes(5);
     count(&OutboxConsumerStats::failed);
   }
@@ -271,8 +281,8 @@ bool OutboxConsumer::wait_for_events() {
   const auto deadline = std::chrono::steady_clock::now() + period;
   while (!impl_->stopping && std::chrono::steady_clock::now() < deadline) {
     if (impl_->options.listen) {
-      if (!impl_->notified) impl_->connection().await_notification(0, 100000);
-      if (impl_->notified) {
+      // 100 ms at a time, so that stop() is seen.
+      if (impl_->session().wait_for_notification(std::chrono::milliseconds(100))) {
         impl_->count(&OutboxConsumerStats::woken_by_notify);
         return true;
       }
@@ -290,11 +300,11 @@ void OutboxConsumer::run(const Handler& handler) {
     try {
       if (poll_once(handler) == 0) wait_for_events();
       backoff = std::chrono::milliseconds(50);
-    } catch (const pqxx::broken_connection&) {
+    } catch (const ConnectionLost&) {
       impl_->drop_connection();
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
-    } catch (const pqxx::in_doubt_error&) {
+    } catch (const OutcomeUnknown&) {
       impl_->drop_connection();  // the ack's commit may or may not have landed: claim again
     } catch (const std::exception& e) {
       // Anything else (retries used up, a refused nack): the worker keeps running; what it held

@@ -1,10 +1,12 @@
 // The libpqxx side of pg_session.hpp: a connection with its prepared statements, one
-// nontransaction through which BEGIN/COMMIT/ROLLBACK and every statement go, and every pqxx
-// exception turned into the client's own (errors.hpp) with the server's SQLSTATE.
+// nontransaction through which BEGIN/COMMIT/ROLLBACK and every statement go, LISTEN and the wait
+// for notifications, and every pqxx exception turned into the client's own (errors.hpp) with the
+// server's SQLSTATE.
 #include "pg_session.hpp"
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <pqxx/pqxx>
 
@@ -56,15 +58,34 @@ std::pair<std::string, std::string> split_message(const std::string& text) {
   return {message, hint};
 }
 
+// Raises the flag that wait_for_notification reads; libpqxx calls it from await_notification.
+class Receiver final : public pqxx::notification_receiver {
+ public:
+  Receiver(pqxx::connection_base& c, const std::string& channel, bool& flag)
+      : pqxx::notification_receiver(c, channel), flag_(flag) {}
+  void operator()(const std::string&, int) override { flag_ = true; }
+
+ private:
+  bool& flag_;
+};
+
+ConnectionLost connection_lost(const std::string& what) {
+  return ConnectionLost("ERR_CLIENT_CONNECTION_LOST", "08006",
+                        "connection lost before COMMIT, nothing was committed: " + what);
+}
+
 }  // namespace
 
 struct Session::Impl {
-  Impl(const std::string& uri, Counters& c) : conn(uri), counters(c) {}
+  Impl(const std::string& uri, Counters* c) : conn(uri), counters(c ? *c : own_counters) {}
+  Counters own_counters;  // when the caller keeps none
   pqxx::connection conn;
-  std::unique_ptr<pqxx::nontransaction> tx;  // destroyed before conn
+  std::vector<std::unique_ptr<Receiver>> receivers;  // destroyed before conn
+  std::unique_ptr<pqxx::nontransaction> tx;  // destroyed before conn; null only when broken
   std::unique_ptr<pqxx::pipeline> in_flight;  // a COMMIT sent without waiting; before tx
   Counters& counters;
   bool broken = false;
+  bool notified = false;  // raised by a Receiver
 
   // Reads the answer of a COMMIT sent without waiting (it has usually arrived by now).
   void settle() noexcept {
@@ -103,14 +124,14 @@ struct Session::Impl {
   template <typename F>
   auto guarded(F&& f, bool committing = false) -> decltype(f()) {
     settle();
+    if (!tx) throw connection_lost("no transaction object (the connection broke during a wait)");
     counters.round_trips.fetch_add(1, std::memory_order_relaxed);
     try {
       return f();
     } catch (const pqxx::broken_connection& e) {
       broken = true;
       if (committing) throw OutcomeUnknown(e.what());
-      throw ConnectionLost("ERR_CLIENT_CONNECTION_LOST", "08006",
-                           std::string("connection lost before COMMIT, nothing was committed: ") + e.what());
+      throw connection_lost(e.what());
     } catch (const pqxx::in_doubt_error& e) {
       broken = true;
       throw OutcomeUnknown(e.what());
@@ -133,9 +154,36 @@ struct Session::Impl {
       throw DatabaseError("ERR_CLIENT_DATABASE", "", e.what());
     }
   }
+
+  // libpqxx hands notifications to receivers only while no transaction object is open, so the
+  // nontransaction steps aside for the wait (opening or closing one sends nothing). Never called
+  // on a broken connection: await_notification would reconnect it behind the session's back.
+  void await(std::chrono::milliseconds timeout) {
+    const long ms = std::max<long>(0, static_cast<long>(timeout.count()));
+    tx.reset();
+    try {
+      conn.await_notification(ms / 1000, (ms % 1000) * 1000);
+    } catch (...) {
+      broken = true;  // consume_input failed: the server closed the connection
+    }
+    try {
+      tx = std::make_unique<pqxx::nontransaction>(conn, "idem_client");
+    } catch (...) {
+      broken = true;  // without tx the session can do nothing more
+    }
+    if (broken || !conn.is_open()) {
+      broken = true;
+      throw connection_lost("while waiting for a notification");
+    }
+  }
 };
 
-Session::Session(const std::string& uri, const std::vector<Statement>& statements, Counters& counters) {
+Session::Session(const std::string& uri, const std::vector<Statement>& statements, Counters& counters)
+    : Session(uri, statements, &counters) {}
+
+Session::Session(const std::string& uri) : Session(uri, {}, nullptr) {}
+
+Session::Session(const std::string& uri, const std::vector<Statement>& statements, Counters* counters) {
   try {
     impl_ = std::make_unique<Impl>(uri, counters);
     for (const Statement& s : statements) {
@@ -155,6 +203,9 @@ Session::~Session() {
   try {
     impl_->settle();
     impl_->tx.reset();
+    // Closing the connection ends its LISTENs: without it each receiver would send UNLISTEN.
+    if (!impl_->receivers.empty()) impl_->conn.disconnect();
+    impl_->receivers.clear();
   } catch (...) {
   }
 }
@@ -233,6 +284,23 @@ void Session::commit_without_waiting() {
     impl_->broken = true;  // the pool closes it: an open transaction goes with the connection
     impl_->counters.deferred_commit_failures.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+void Session::listen(const std::string& channel) {
+  impl_->guarded([&] {
+    impl_->receivers.push_back(std::make_unique<Receiver>(impl_->conn, channel, impl_->notified));
+    // libpqxx swallows a connection that broke during LISTEN.
+    if (!impl_->conn.is_open()) throw pqxx::broken_connection("connection lost during LISTEN " + channel);
+  });
+}
+
+bool Session::wait_for_notification(std::chrono::milliseconds timeout) {
+  impl_->settle();
+  if (!impl_->notified) {
+    if (!healthy()) throw connection_lost("while waiting for a notification");
+    impl_->await(timeout);
+  }
+  return std::exchange(impl_->notified, false);
 }
 
 int Session::backend_pid() const { return impl_->conn.backendpid(); }

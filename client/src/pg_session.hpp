@@ -1,10 +1,12 @@
-// One database connection of the client's pool: the only door to libpqxx (6.4 on Debian 12).
-// Only pg_session.cpp includes pqxx, so a move to 7.x touches that file alone. Transactions are
-// explicit statements (BEGIN/COMMIT/ROLLBACK) so that every round trip is one counted exec and a
-// connection lost during COMMIT is told apart from one lost before it.
+// One database connection of the client's pool or of an outbox worker: the only door to the C++
+// PostgreSQL library (6.4 on Debian 12). Only pg_session.cpp includes it, so a move to 7.x touches
+// that file alone. Transactions are explicit statements (BEGIN/COMMIT/ROLLBACK) so that every
+// round trip is one counted exec and a connection lost during COMMIT is told apart from one lost
+// before it.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,6 +32,8 @@ class Session {
     std::atomic<std::uint64_t> deferred_commit_failures{0};
   };
   Session(const std::string& uri, const std::vector<Statement>& statements, Counters& counters);
+  // No prepared statements, counters of its own (the outbox worker's connection).
+  explicit Session(const std::string& uri);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -65,10 +69,19 @@ class Session {
   // row). A COMMIT that fails is counted in deferred_commit_failures.
   void commit_without_waiting();
 
+  // LISTEN on `channel`, outside a transaction block (one round trip). A broken connection throws
+  // ConnectionLost.
+  void listen(const std::string& channel);
+  // Waits up to `timeout` (no round trip) for a notification on a channel listened to, outside a
+  // transaction block. True when one arrived since the last call, also one that came while a
+  // statement ran (libpq keeps it until then). A broken connection throws ConnectionLost.
+  bool wait_for_notification(std::chrono::milliseconds timeout);
+
   // The server's backend pid (tests terminate it to break the connection).
   int backend_pid() const;
 
  private:
+  Session(const std::string& uri, const std::vector<Statement>& statements, Counters* counters);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
