@@ -54,13 +54,16 @@ regress-installcheck:
 	scripts/check-schedule.sh
 	$(pg_regress_installcheck) $(REGRESS_OPTS)
 
-.PHONY: deps demo test bench bench-outbox fuzz model core-build format regress-installcheck
+.PHONY: deps demo serve test bench bench-outbox fuzz model core-build format regress-installcheck
 
 deps:
 	scripts/install-deps.sh
 
 demo: deps
 	scripts/demo.sh
+
+serve: deps
+	scripts/serve.sh
 
 test: deps
 	scripts/test.sh

@@ -62,11 +62,35 @@ pg_down() {
   fi
 }
 
+# A command run on exit before the server stops (the demo stack's `stack.sh down`): set by
+# stack_up, so whatever ends a run also stops the programs it started on the server.
+BEFORE_PG_DOWN=""
 _pg_on_exit() {
   local rc=$?
   trap - EXIT INT TERM
+  if [ -n "$BEFORE_PG_DOWN" ]; then eval "$BEFORE_PG_DOWN" || true; fi
   pg_down || { [ "$rc" -ne 0 ] || rc=1; }
   exit "$rc"
+}
+
+# stack_up: a fresh demo database and the three programs (scripts/stack.sh, with the caller's
+# STACK_* and *_PORT settings), stopped again on exit. stack_down stops them now.
+stack_up() {
+  BEFORE_PG_DOWN="stack_down"
+  "$ROOT/scripts/stack.sh" setup && "$ROOT/scripts/stack.sh" up
+}
+stack_down() {
+  BEFORE_PG_DOWN=""
+  "$ROOT/scripts/stack.sh" down
+}
+
+# demo_driver [--plant]: the main job's scenarios against the running stack (examples/demo-driver).
+demo_driver() {
+  local stack="$ROOT/scripts/stack.sh" port=${PGPORT:-54320}
+  "$ROOT/build/examples/demo-driver/demo-driver" \
+    --service "http://127.0.0.1:${SERVICE_PORT:-7400}" --processor "http://127.0.0.1:${PROCESSOR_PORT:-7401}" \
+    --db "postgresql://postgres@127.0.0.1:$port/${STACK_DB:-idem_demo}" --stack "$stack" \
+    --token "$("$stack" token acme web)" --other-token "$("$stack" token globex web)" "$@"
 }
 
 # check_installed_extension: the server on $PGPORT (ours, see pg_up) loads the pg_idempotency

@@ -10,10 +10,12 @@
 #   scripts/stack.sh status           what runs, on which port
 #   scripts/stack.sh token TENANT CALLER     a bearer token the service accepts
 #   scripts/stack.sh env              the URLs, as shell assignments
-# Ports: SERVICE_PORT (7400), PROCESSOR_PORT (7401). SERVICE_ARGS / CONSUMER_ARGS add flags.
+# Ports: SERVICE_PORT (7400), PROCESSOR_PORT (7401); STACK_RUN (.run/demo) holds pids and logs, so
+# make test's stack (.run/e2e, other ports, its own database) leaves a `make serve` alone.
+# SERVICE_ARGS / CONSUMER_ARGS add flags.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUN=$ROOT/.run
+RUN=${STACK_RUN:-$ROOT/.run/demo}
 BIN=${STACK_BIN:-$ROOT/build/examples}
 STACK_DB=${STACK_DB:-idem_demo}
 SERVICE_PORT=${SERVICE_PORT:-7400}

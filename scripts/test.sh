@@ -61,7 +61,7 @@ run_demo_script() {
 export PGPORT=${PGPORT:-54320}
 suite "released SQL scripts unchanged (sql/RELEASED)" scripts/check-released.sh
 suite "build + install extension" build_and_install_extension || true
-suite "build core, tests (cmake)" build_cmake build all -DIDEM_BENCH=OFF
+suite "build core, tests, the demo programs (cmake)" build_cmake build all -DIDEM_BENCH=OFF -DIDEM_TESTS=ON
 suite "core unit tests (GoogleTest)" build/core_tests --gtest_brief=1
 suite "client installs as a package (find_package, pkg-config)" scripts/check-client-package.sh
 suite "pg.sh port conflict + start/stop discipline" tests/scripts/pg_port_conflict_test.sh
@@ -72,6 +72,7 @@ suite "pg_regress + isolation specs" regress
 suite "payload_hash == sha256sum(canonical bytes)" scripts/check-sha256sum.sh
 suite "demo script runs to the end (examples/demo.sql)" run_demo_script
 suite "integration + stress tests (libpqxx)" build/integration_tests --gtest_brief=1
+suite "end to end: checkout service, payment processor, order consumer (real HTTP)" scripts/e2e.sh
 suite "fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-20} s)" env FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/fuzz.sh
 
 summary

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "auth.hpp"
-#include "listen_backlog.hpp"
+#include "listening_socket.hpp"
 #include "service.hpp"
 
 namespace {
@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
     service.route(server);
     // Enough workers for a burst of duplicates (each waits at most acquire_timeout for a connection).
     server.new_task_queue = [] { return new httplib::ThreadPool(32); };
-    if (!server.bind_to_port(host.c_str(), port)) {
-      std::fprintf(stderr, "checkout-service: cannot listen on %s\n", config.listen.c_str());
+    if (!demo_common::port_is_free(host.c_str(), port) || !server.bind_to_port(host.c_str(), port)) {
+      std::fprintf(stderr, "checkout-service: cannot listen on %s (in use?)\n", config.listen.c_str());
       return 1;
     }
     demo_common::widen_listen_backlog(port);

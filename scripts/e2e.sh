@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# make test's end-to-end suite: the demo stack on its own ports, run dir and database (so a
+# `make serve` stays untouched), the demo driver's scenarios plus a planted double charge, and
+# the processor's own HTTP contract test. Needs the cluster running and `build/` built.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+export STACK_RUN=$ROOT/.run/e2e STACK_DB=idem_e2e SERVICE_PORT=${E2E_SERVICE_PORT:-7410} \
+  PROCESSOR_PORT=${E2E_PROCESSOR_PORT:-7411} SERVICE_ARGS=--faults
+trap 'scripts/stack.sh down' EXIT
+scripts/stack.sh setup
+scripts/stack.sh up
+rc=0
+demo_driver --plant || rc=1
+tests/e2e/processor_test.sh "http://127.0.0.1:$PROCESSOR_PORT" || rc=1
+[ "$rc" -eq 0 ] || echo "e2e: logs in $STACK_RUN/" >&2
+exit "$rc"
