@@ -33,6 +33,7 @@ enum class ErrorCode {
   OutboxEventUnknown,   // ERR_OUTBOX_EVENT_UNKNOWN (never emitted, rolled back, or purged)
   OutboxNotClaimed,     // ERR_OUTBOX_NOT_CLAIMED (not in an open claim of this consumer)
   OutboxClaimTokenMismatch,  // ERR_OUTBOX_CLAIM_TOKEN_MISMATCH (the claim was taken over, or a wrong token)
+  TenantForbidden,           // ERR_TENANT_FORBIDDEN (a role bound to other tenants)
   Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
   OutOfMemory,         // ERR_OUT_OF_MEMORY
 };

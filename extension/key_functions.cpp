@@ -64,6 +64,16 @@ Datum handle_tenant(FunctionCallInfo fcinfo) { return datum::text_datum(parsed_h
 
 Datum handle_digest(FunctionCallInfo fcinfo) { return datum::bytea_datum(parsed_handle(fcinfo).scope_digest); }
 
+// The lease secret acquire appended to a holder's handle; NULL for a plain handle.
+Datum handle_secret(FunctionCallInfo fcinfo) {
+  const keys::Handle h = parsed_handle(fcinfo);
+  if (h.lease_secret.empty()) {
+    fcinfo->isnull = true;
+    return Datum(0);
+  }
+  return datum::text_datum(h.lease_secret);
+}
+
 // Proves the boundary: a C++ exception thrown deep in a function whose frames own heap memory
 // surfaces as a clean SQL error with our SQLSTATE, and the backend carries on.
 Datum raise_cpp_exception(FunctionCallInfo fcinfo) {
@@ -98,6 +108,9 @@ Datum idem_handle_tenant(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_te
 
 PG_FUNCTION_INFO_V1(idem_handle_digest);
 Datum idem_handle_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_digest, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_handle_secret);
+Datum idem_handle_secret(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_secret, fcinfo); }
 
 PG_FUNCTION_INFO_V1(idem_raise_cpp_exception);
 Datum idem_raise_cpp_exception(PG_FUNCTION_ARGS) { return idem::Invoke(idem::raise_cpp_exception, fcinfo); }

@@ -46,6 +46,7 @@ void throw_for_sqlstate(const std::string& sqlstate, const std::string& message,
     throw InvalidPayload(name, sqlstate, detail, hint);
   }
   if (sqlstate == "IK011" || sqlstate == "IK012") throw InvalidArgument(name, sqlstate, detail, hint);
+  if (sqlstate == "IK024") throw TenantForbidden(name, sqlstate, detail, hint);
   throw DatabaseError(name, sqlstate, detail, hint);
 }
 

@@ -44,6 +44,8 @@ Mapping mapping_of(const ClientError& e, const ClientOptions& options) {
     if (e.detail().rfind("server misconfiguration", 0) == 0) return {500, "Server misconfiguration", false};
     return {400, "Invalid argument", false};
   }
+  // The service's database role is bound to other tenants: its configuration, not the caller's.
+  if (n == "ERR_TENANT_FORBIDDEN") return {403, "Tenant forbidden", false};
   if (n == "ERR_CLIENT_OUTCOME_UNKNOWN") return {503, "Outcome unknown", true};
   if (n == "ERR_CLIENT_CONNECTION_LOST" || n == "ERR_CLIENT_POOL_TIMEOUT" || n == "ERR_OUT_OF_MEMORY" ||
       e.sqlstate() == "40001" || e.sqlstate() == "40P01") {

@@ -80,3 +80,8 @@ SELECT name, setting, unit, context
 -- The server the tests run on must be durable, or every key-store test fails closed.
 SHOW fsync;
 SHOW synchronous_commit;
+
+-- record_of(handle): the record a handle names, without the lease secret acquire appends for a
+-- holder since 0.3.1 ("<tenant>:<digest hex>:<32 hex>"): equal for every attempt at one record.
+CREATE FUNCTION record_of(handle text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT regexp_replace(handle, ':[0-9a-f]{32}$', '') $$;

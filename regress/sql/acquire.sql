@@ -15,9 +15,13 @@ SELECT outcome, attempt = (SELECT last_value FROM idem.fencing_token_seq) AS tok
        generation, recovery_point, recovery_data, response_status,
        response_headers, response_body, order_id, retry_after
   FROM first_acquire;
--- The handle is "<tenant>:<hex of the scope digest>", deterministic.
+-- The holder's handle is "<tenant>:<hex of the scope digest>:<32 hex of the lease's secret>": the
+-- record part is deterministic, the secret is this attempt's own (only its SHA-256 is stored).
 SELECT handle AS h1, attempt AS a1 FROM first_acquire \gset
-SELECT :'h1' = 't-acq:' || encode(idem.scope_digest('t-acq', 'svc', 'POST /payments', :k1), 'hex') AS handle_format;
+SELECT :'h1' ~ ('^' || 't-acq:' || encode(idem.scope_digest('t-acq', 'svc', 'POST /payments', :k1), 'hex') || ':[0-9a-f]{32}$')
+       AS handle_format,
+       (SELECT lease_secret_hash = sha256(convert_to(right(:'h1', 32), 'UTF8')) FROM idem.keys WHERE tenant_id = 't-acq')
+       AS only_its_hash_stored;
 -- The record: leased, not resolved, with the defaults of idem.lease_timeout and idem.default_ttl.
 SELECT tenant_id, status, attempt = :a1 AS same_token, generation, hash_scheme,
        payload_hash = idem.payload_hash('{"currency":"EUR","amount":100}'::jsonb) AS hash_ok,
@@ -29,7 +33,7 @@ SELECT tenant_id, status, attempt = :a1 AS same_token, generation, hash_scheme,
 --
 -- in_progress: a committed, unexpired lease
 --
-SELECT outcome, attempt, generation, retry_after, handle = :'h1' AS same_handle, response_status
+SELECT outcome, attempt, generation, retry_after, record_of(handle) = record_of(:'h1') AS same_handle, response_status
   FROM idem.acquire('t-acq', :k1, '{"amount":100,"currency":"EUR"}'::jsonb, caller => 'svc', resource => 'POST /payments');
 -- A different payload while the lease is live is also in_progress (the fingerprint is compared once
 -- the key is resolved or its lease has expired): nothing executes either way.
@@ -54,7 +58,7 @@ SELECT status, attempt = :a1 AS same_token, response_status, response_headers, r
   FROM idem.keys WHERE tenant_id = 't-acq' AND caller_id = 'svc' AND resource = 'POST /payments';
 SELECT outcome, attempt, generation, response_status, response_headers, response_body,
        response_body = '\x7b226964223a22705f31227d00ff0a'::bytea AS body_exact, octet_length(response_body) AS body_bytes,
-       order_id, recovery_point, retry_after, handle = :'h1' AS same_handle
+       order_id, recovery_point, retry_after, record_of(handle) = record_of(:'h1') AS same_handle
   FROM idem.acquire('t-acq', :k1, '{"amount":100,"currency":"EUR"}'::jsonb, caller => 'svc', resource => 'POST /payments');
 -- Another spelling of the same document replays too: key order, whitespace, number spelling.
 SELECT outcome, response_status FROM idem.acquire('t-acq', :k1, '{ "currency" : "EUR", "amount" : 1E2 }'::jsonb, caller => 'svc', resource => 'POST /payments');
@@ -98,9 +102,10 @@ SELECT expect_error(format('SELECT idem.complete(%L, NULL, 200, NULL, NULL)', :'
 SELECT expect_error(format('SELECT idem.release(%L, NULL)', :'h1'));
 SELECT expect_error(format('SELECT idem.checkpoint(%L, NULL, %L)', :'h1', 'step'));
 SELECT error_hint(format('SELECT idem.release(%L, %s)', 'x', :a1));
--- The tenant is everything before the last ':', so tenants may contain ':'.
+-- The tenant is everything before the digest (and the holder's secret), so tenants may contain ':'.
 SELECT outcome AS oc, handle AS hc, attempt AS ac FROM idem.acquire('a:b', :k1, '{}'::jsonb) \gset
-SELECT :'oc' AS outcome, :'hc' = 'a:b:' || encode(idem.scope_digest('a:b', '', '', :k1), 'hex') AS colon_tenant;
+SELECT :'oc' AS outcome, record_of(:'hc') = 'a:b:' || encode(idem.scope_digest('a:b', '', '', :k1), 'hex') AS colon_tenant,
+       idem._handle_tenant(:'hc') AS tenant;
 SELECT idem.release(:'hc', :ac);
 SELECT tenant_id, status, attempt = :ac AS same_token FROM idem.keys WHERE tenant_id = 'a:b';
 
@@ -135,7 +140,7 @@ SELECT status, attempt = :a4 AS same_token, generation, last_error, lease_expire
 -- The released holder is fenced out.
 SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h4', :a4), jsonb_build_object('a4', :a4));
 SELECT expect_error(format('SELECT idem.release(%L, %s)', :'h4', :a4), jsonb_build_object('a4', :a4));
-SELECT outcome AS o4b, attempt AS a4b, generation AS g4b, handle = :'h4' AS same_handle4b
+SELECT outcome AS o4b, attempt AS a4b, handle AS h_a4b, generation AS g4b, record_of(handle) = record_of(:'h4') AS same_handle4b
   FROM idem.acquire('t-acq', 'acquire-key-0004', '{"try":2}'::jsonb) \gset
 SELECT :'o4b' AS outcome, :a4b > :a4 AS new_token, :g4b AS generation, :'same_handle4b'::boolean AS same_handle;
 SELECT status, attempt = :a4b AS same_token, generation, last_error, expires_at IS NULL AS no_expiry,
@@ -143,7 +148,7 @@ SELECT status, attempt = :a4b AS same_token, generation, last_error, expires_at 
   FROM idem.keys WHERE tenant_id = 't-acq' AND client_key = 'acquire-key-0004';
 -- The released holder's token stays fenced out of the fresh attempt.
 SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h4', :a4), jsonb_build_object('a4', :a4, 'a4b', :a4b));
-SELECT idem.complete(:'h4', :a4b, 200, '{}', 'ok');
+SELECT idem.complete(:'h_a4b', :a4b, 200, '{}', 'ok');
 SELECT outcome, attempt, response_body FROM idem.acquire('t-acq', 'acquire-key-0004', '{"try":2}'::jsonb);
 SELECT outcome FROM idem.acquire('t-acq', 'acquire-key-0004', '{"try":1}'::jsonb);
 
@@ -216,7 +221,7 @@ SELECT idem.complete(:'h8', :a8, 201, '{}', 'p_8', 'p_8');
 COMMIT;
 SELECT outcome, response_body, order_id FROM idem.acquire('t-acq', 'acquire-key-0008', '{"amount":5}'::jsonb);
 BEGIN;
-SELECT outcome AS o9r, attempt AS a9r FROM idem.acquire('t-acq', 'acquire-key-0009', '{"amount":9}'::jsonb) \gset
+SELECT outcome AS o9r, attempt AS a9r, handle AS h_a9r FROM idem.acquire('t-acq', 'acquire-key-0009', '{"amount":9}'::jsonb) \gset
 SELECT :'o9r' AS outcome;
 INSERT INTO payments VALUES ('p_9', 9);
 ROLLBACK;

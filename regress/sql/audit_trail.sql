@@ -21,9 +21,9 @@ SELECT handle AS h, attempt AS a FROM idem.acquire('t-audit', 'audit-key-0000001
 SELECT count(*) AS rows_after_acquire FROM idem.mutations WHERE client_key = 'audit-key-0000001';
 SELECT idem.checkpoint(:'h', :a, 'charge_created', '{"charge_id":"ch_1"}') IS NOT NULL AS checkpointed;
 SELECT idem.release(:'h', :a, 'processor timeout');
-SELECT attempt AS a2 FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":5}'::jsonb, caller => 'svc',
+SELECT attempt AS a2, handle AS h_a2 FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":5}'::jsonb, caller => 'svc',
                                        resource => 'POST /payments/p1/capture', mutation_type => 'capture') \gset
-SELECT idem.complete(:'h', :a2, 200, '{}', 'captured', 'ord-audit-1', '{"charge_id":"ch_1"}', 'paid');
+SELECT idem.complete(:'h_a2', :a2, 200, '{}', 'captured', 'ord-audit-1', '{"charge_id":"ch_1"}', 'paid');
 SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":5}'::jsonb, caller => 'svc',
                                  resource => 'POST /payments/p1/capture', mutation_type => 'capture');
 SELECT outcome FROM idem.acquire('t-audit', 'audit-key-0000001', '{"amount":6}'::jsonb, caller => 'svc',

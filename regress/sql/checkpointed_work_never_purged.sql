@@ -19,7 +19,7 @@ SELECT idem.purge_expired() AS purged;
 SELECT count(*) AS kept FROM idem.keys WHERE tenant_id = 't-stuck';
 -- Both still resume at their checkpoint (another payload is refused), in their generation.
 SELECT outcome, generation, recovery_point, recovery_data FROM idem.acquire('t-stuck', 'stuck-key-0000001', '{"amount":70}'::jsonb);
-SELECT outcome, generation, recovery_point, recovery_data, attempt AS ra FROM idem.acquire('t-stuck', 'stuck-key-0000001', '{"amount":7}'::jsonb, lease => '50 milliseconds') \gset
+SELECT outcome, generation, recovery_point, recovery_data, attempt AS ra, handle AS h_ra FROM idem.acquire('t-stuck', 'stuck-key-0000001', '{"amount":7}'::jsonb, lease => '50 milliseconds') \gset
 SELECT :'outcome' AS outcome, :generation AS generation, :'recovery_point' AS recovery_point;
 SELECT outcome, generation, recovery_point FROM idem.acquire('t-stuck', 'stuck-key-0000002', '{"amount":8}'::jsonb, lease => '50 milliseconds');
 SELECT pg_sleep(0.1);
@@ -27,11 +27,11 @@ SELECT pg_sleep(0.1);
 --
 -- The operator resolves stuck work: the response is replayed, the action logged.
 --
-SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409)', :'h', :ra, '')) AS empty_reason;
-SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 99)', :'h', :ra, 'verified')) AS bad_status;
-SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409, NULL, %L)', :'h', :ra, 'verified', '[]')) AS bad_headers;
-SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409)', :'h', :ra + 1000000, 'verified'), jsonb_build_object('ra', :ra)) ~ '^IK005 ' AS wrong_attempt_lost;
-SELECT idem.resolve_stuck(:'h', :ra, 'charge ch_7 verified at the processor', 201, convert_to('{"charge":"ch_7"}', 'UTF8'), '{"Content-Type":"application/json"}');
+SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409)', :'h_ra', :ra, '')) AS empty_reason;
+SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 99)', :'h_ra', :ra, 'verified')) AS bad_status;
+SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409, NULL, %L)', :'h_ra', :ra, 'verified', '[]')) AS bad_headers;
+SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409)', :'h_ra', :ra + 1000000, 'verified'), jsonb_build_object('ra', :ra)) ~ '^IK005 ' AS wrong_attempt_lost;
+SELECT idem.resolve_stuck(:'h_ra', :ra, 'charge ch_7 verified at the processor', 201, convert_to('{"charge":"ch_7"}', 'UTF8'), '{"Content-Type":"application/json"}');
 SELECT outcome, generation, response_status, response_headers, convert_from(response_body, 'UTF8') AS body
   FROM idem.acquire('t-stuck', 'stuck-key-0000001', '{"amount":7}'::jsonb);
 SELECT status, last_error ~ '^resolved by .*: charge ch_7 verified at the processor$' AS says_who_and_why, expires_at IS NOT NULL AS expires
@@ -39,11 +39,11 @@ SELECT status, last_error ~ '^resolved by .*: charge ch_7 verified at the proces
 SELECT action, generation, recovery_point, recovery_data, response_status, reason, performed_by = session_user AS by_me
   FROM idem.operator_actions WHERE tenant_id = 't-stuck';
 -- The resumed holder it overrode is fenced out.
-SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, %L, %L)', :'h', :ra, '{}', 'late'), jsonb_build_object('ra', :ra)) ~ '^IK005 ' AS late_holder_lost;
+SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, %L, %L)', :'h_ra', :ra, '{}', 'late'), jsonb_build_object('ra', :ra)) ~ '^IK005 ' AS late_holder_lost;
 -- A live lease is not stuck; a resolved record is not either.
 SELECT handle AS h3, attempt AS a3 FROM idem.acquire('t-stuck', 'stuck-key-0000003', '{}'::jsonb, lease => '1 hour') \gset
 SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409)', :'h3', :a3, 'verified'), jsonb_build_object('a3', :a3)) ~ '^IK003 ' AS live_lease_refused;
-SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409)', :'h', :ra, 'again'), jsonb_build_object('ra', :ra)) ~ '^IK005 ' AS resolved_refused;
+SELECT expect_error(format('SELECT idem.resolve_stuck(%L, %s, %L, 409)', :'h_ra', :ra, 'again'), jsonb_build_object('ra', :ra)) ~ '^IK005 ' AS resolved_refused;
 SELECT count(*) AS actions_logged FROM idem.operator_actions WHERE tenant_id = 't-stuck';
 -- Operators may resolve; services may not.
 SELECT has_function_privilege('idem_operator', 'idem.resolve_stuck(text, bigint, text, integer, bytea, jsonb)', 'EXECUTE') AS operator_may,

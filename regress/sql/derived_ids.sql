@@ -20,10 +20,11 @@ SELECT idem.handler_key(:'h') AS hk1 \gset
 SELECT :'hk1' ~ '^idem_[0-9a-f]{40}$' AS well_formed;
 SELECT idem.checkpoint(:'h', :a, 'charge_created') IS NOT NULL AS checkpointed;
 SELECT pg_sleep(0.1);
-SELECT outcome FROM idem.acquire('t-ids', 'handler-key-00001', '{}'::jsonb, ttl => '200 milliseconds');
+SELECT outcome AS resumed_outcome, attempt AS a2, handle AS h_a2
+  FROM idem.acquire('t-ids', 'handler-key-00001', '{}'::jsonb, ttl => '200 milliseconds') \gset
+SELECT :'resumed_outcome' AS outcome;
 SELECT idem.handler_key(:'h') = :'hk1' AS same_after_resume;
-SELECT attempt AS a2 FROM idem.keys WHERE client_key = 'handler-key-00001' \gset
-SELECT idem.complete(:'h', :a2, 200, '{}', 'ok');
+SELECT idem.complete(:'h_a2', :a2, 200, '{}', 'ok');
 SELECT idem.handler_key(:'h') = :'hk1' AS same_after_complete;
 SELECT pg_sleep(0.3);
 SELECT outcome, generation FROM idem.acquire('t-ids', 'handler-key-00001', '{}'::jsonb);

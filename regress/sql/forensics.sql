@@ -12,15 +12,15 @@ SELECT outcome FROM idem.acquire('t-forensic', 'clean-key-0000001', '{"cart":"c1
 SELECT handle AS hr, attempt AS ar FROM idem.acquire('t-forensic', 'resumed-key-00001', '{"cart":"r1"}'::jsonb, lease => '50 milliseconds') \gset
 SELECT idem.checkpoint(:'hr', :ar, 'charge_created', '{"charge_id":"ch_r"}') IS NOT NULL AS checkpointed;
 SELECT pg_sleep(0.1);
-SELECT attempt AS ar2 FROM idem.acquire('t-forensic', 'resumed-key-00001', '{"cart":"r1"}'::jsonb) \gset
-SELECT idem.complete(:'hr', :ar2, 201, '{}', 'order r', 'ord-resumed', '{"charge_id":"ch_r"}', 'paid');
+SELECT attempt AS ar2, handle AS h_ar2 FROM idem.acquire('t-forensic', 'resumed-key-00001', '{"cart":"r1"}'::jsonb) \gset
+SELECT idem.complete(:'h_ar2', :ar2, 201, '{}', 'order r', 'ord-resumed', '{"charge_id":"ch_r"}', 'paid');
 -- PLANTED double charge: the first attempt's charge ch_1 was recorded, the resumed attempt
 -- charged again (ch_2) instead of verifying.
 SELECT handle AS hd, attempt AS ad FROM idem.acquire('t-forensic', 'double-key-000001', '{"cart":"d1"}'::jsonb, lease => '50 milliseconds') \gset
 SELECT idem.checkpoint(:'hd', :ad, 'charge_created', '{"charge_id":"ch_1"}') IS NOT NULL AS checkpointed;
 SELECT pg_sleep(0.1);
-SELECT attempt AS ad2 FROM idem.acquire('t-forensic', 'double-key-000001', '{"cart":"d1"}'::jsonb) \gset
-SELECT idem.complete(:'hd', :ad2, 201, '{}', 'order d', 'ord-double', '{"charge_id":"ch_2"}', 'paid');
+SELECT attempt AS ad2, handle AS h_ad2 FROM idem.acquire('t-forensic', 'double-key-000001', '{"cart":"d1"}'::jsonb) \gset
+SELECT idem.complete(:'h_ad2', :ad2, 201, '{}', 'order d', 'ord-double', '{"charge_id":"ch_2"}', 'paid');
 -- PLANTED stuck lease: checkpointed, then its holder vanished.
 SELECT handle AS hs, attempt AS as_ FROM idem.acquire('t-forensic', 'stuck-key-0000001', '{"cart":"s1"}'::jsonb, lease => '50 milliseconds') \gset
 SELECT idem.checkpoint(:'hs', :as_, 'charge_created', '{"charge_id":"ch_s"}') IS NOT NULL AS checkpointed;
@@ -28,8 +28,8 @@ SELECT idem.checkpoint(:'hs', :as_, 'charge_created', '{"charge_id":"ch_s"}') IS
 SELECT handle AS hu, attempt AS au FROM idem.acquire('t-forensic', 'reused-key-000001', '{"cart":"u1"}'::jsonb, ttl => '50 milliseconds') \gset
 SELECT idem.complete(:'hu', :au, 201, '{}', 'order u1', 'ord-reuse-1', '{"charge_id":"ch_u1"}', 'paid');
 SELECT pg_sleep(0.1);
-SELECT attempt AS au2, generation FROM idem.acquire('t-forensic', 'reused-key-000001', '{"cart":"u2"}'::jsonb) \gset
-SELECT idem.complete(:'hu', :au2, 201, '{}', 'order u2', 'ord-reuse-2', '{"charge_id":"ch_u2"}', 'paid');
+SELECT attempt AS au2, handle AS h_au2, generation FROM idem.acquire('t-forensic', 'reused-key-000001', '{"cart":"u2"}'::jsonb) \gset
+SELECT idem.complete(:'h_au2', :au2, 201, '{}', 'order u2', 'ord-reuse-2', '{"charge_id":"ch_u2"}', 'paid');
 SELECT pg_sleep(0.1);
 -- A client key shared by two scopes (a checkout and a refund endpoint): two records, one order
 -- each, not a double charge and not a reuse.
@@ -42,8 +42,8 @@ SELECT idem.complete(:'h2', :a2, 201, '{}', 'refund', 'ord-shared-b', '{"refund_
 SELECT handle AS hp, attempt AS ap FROM idem.acquire('t-forensic', 'unproven-key-0001', '{}'::jsonb, lease => '50 milliseconds') \gset
 SELECT idem.checkpoint(:'hp', :ap, 'request_sent', '{"step":"sent"}') IS NOT NULL AS checkpointed;
 SELECT pg_sleep(0.1);
-SELECT attempt AS ap2 FROM idem.acquire('t-forensic', 'unproven-key-0001', '{}'::jsonb) \gset
-SELECT idem.complete(:'hp', :ap2, 201, '{}', 'order p', 'ord-unproven', '{"charge_id":"ch_p2"}');
+SELECT attempt AS ap2, handle AS h_ap2 FROM idem.acquire('t-forensic', 'unproven-key-0001', '{}'::jsonb) \gset
+SELECT idem.complete(:'h_ap2', :ap2, 201, '{}', 'order p', 'ord-unproven', '{"charge_id":"ch_p2"}');
 
 -- "Did we charge twice?"
 SELECT tenant_id, client_key, caller_id, resource, generation, executions, order_ids, charge_ids FROM idem.double_charges() WHERE tenant_id = 't-forensic';
@@ -69,8 +69,8 @@ SELECT has_table_privilege('idem_auditor', 'idem.stuck_leases', 'SELECT') AS aud
 SELECT handle AS hn, attempt AS an FROM idem.acquire('t-forensic2', 'step-before-charge', '{}'::jsonb, lease => '50 milliseconds') \gset
 SELECT idem.checkpoint(:'hn', :an, 'order_created', '{"order_row":"o1"}', handler_called => false) IS NOT NULL AS checkpointed;
 SELECT pg_sleep(0.1);
-SELECT attempt AS an2 FROM idem.acquire('t-forensic2', 'step-before-charge', '{}'::jsonb) \gset
-SELECT idem.checkpoint(:'hn', :an2, 'charge_created', '{"charge_id":"ch_F1"}') IS NOT NULL AS checkpointed;
-SELECT idem.complete(:'hn', :an2, 201, '{}', 'ok', 'ord-f1', '{"charge_id":"ch_F1"}');
+SELECT attempt AS an2, handle AS h_an2 FROM idem.acquire('t-forensic2', 'step-before-charge', '{}'::jsonb) \gset
+SELECT idem.checkpoint(:'h_an2', :an2, 'charge_created', '{"charge_id":"ch_F1"}') IS NOT NULL AS checkpointed;
+SELECT idem.complete(:'h_an2', :an2, 201, '{}', 'ok', 'ord-f1', '{"charge_id":"ch_F1"}');
 SELECT count(*) AS flagged FROM idem.double_charges() WHERE tenant_id = 't-forensic2';
 SELECT outcome, handler_called FROM idem.key_history('t-forensic2', 'step-before-charge');

@@ -22,8 +22,8 @@ SELECT outcome, attempt, generation FROM idem.acquire('t-lease', :k1, '{"amount"
 SELECT status, attempt = :a1 AS same_token FROM idem.keys WHERE tenant_id = 't-lease' AND client_key = :k1;
 -- The same payload resumes at the recovery point with a new, higher fencing token.
 CREATE TEMP TABLE takeover AS SELECT * FROM idem.acquire('t-lease', :k1, '{"amount":700}'::jsonb);
-SELECT attempt AS a2 FROM takeover \gset
-SELECT outcome, attempt > :a1 AS new_token, generation, recovery_point, recovery_data, response_status, retry_after, handle = :'h1' AS same_handle
+SELECT attempt AS a2, handle AS h_a2 FROM takeover \gset
+SELECT outcome, attempt > :a1 AS new_token, generation, recovery_point, recovery_data, response_status, retry_after, record_of(handle) = record_of(:'h1') AS same_handle
   FROM takeover;
 SELECT status, attempt = :a2 AS same_token, generation, recovery_point, recovery_data, lease_interval,
        lease_expires_at > created_at AS leased
@@ -39,7 +39,7 @@ SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, %L, %L)', :'h1', :
 SELECT expect_error(format('SELECT idem.release(%L, %s, %L)', :'h1', :a1, 'stale'), jsonb_build_object('a1', :a1, 'a2', :a2));
 -- Only the holder's exact token counts: not a higher one (a token is not a "newer wins" counter),
 -- not 0 (never issued: the sequence starts at 1).
-SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h1', :a2 + 1), jsonb_build_object('a2', :a2, 'a2_plus_1', :a2 + 1));
+SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h_a2', :a2 + 1), jsonb_build_object('a2', :a2, 'a2_plus_1', :a2 + 1));
 SELECT expect_error(format('SELECT idem.complete(%L, 0, 200, NULL, NULL)', :'h1'), jsonb_build_object('a2', :a2));
 -- Nothing changed.
 SELECT status, attempt = :a2 AS same_token, recovery_point, recovery_data, response_status, last_error
@@ -48,12 +48,12 @@ SELECT status, attempt = :a2 AS same_token, recovery_point, recovery_data, respo
 --
 -- The new holder (token :a2) checkpoints, completes; the result replays
 --
-SELECT idem.checkpoint(:'h1', :a2, 'charge_captured', '{"charge_id":"ch_123","captured":true}') IS NOT NULL AS checkpointed;
-SELECT idem.complete(:'h1', :a2, 201, '{"Location":"/payments/p_700"}', 'paid', 'order-700');
+SELECT idem.checkpoint(:'h_a2', :a2, 'charge_captured', '{"charge_id":"ch_123","captured":true}') IS NOT NULL AS checkpointed;
+SELECT idem.complete(:'h_a2', :a2, 201, '{"Location":"/payments/p_700"}', 'paid', 'order-700');
 SELECT outcome, response_status, response_headers, response_body, order_id
   FROM idem.acquire('t-lease', :k1, '{"amount":700}'::jsonb);
 SELECT status, attempt = :a2 AS same_token, recovery_point, recovery_data FROM idem.keys WHERE tenant_id = 't-lease' AND client_key = :k1;
-SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h1', :a2), jsonb_build_object('a2', :a2));
+SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h_a2', :a2), jsonb_build_object('a2', :a2));
 
 --
 -- Repeated takeovers: each takes the latest recovery point and a new, higher token
@@ -61,17 +61,17 @@ SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h1
 SELECT handle AS h2, attempt AS t1 FROM idem.acquire('t-lease', 'lease-key-000002', '[1]'::jsonb, lease => '50 milliseconds') \gset
 SELECT pg_sleep(0.1);
 CREATE TEMP TABLE takeover_2 AS SELECT * FROM idem.acquire('t-lease', 'lease-key-000002', '[1]'::jsonb, lease => '50 milliseconds');
-SELECT attempt AS t2 FROM takeover_2 \gset
+SELECT attempt AS t2, handle AS h_t2 FROM takeover_2 \gset
 SELECT outcome, attempt > :t1 AS new_token, recovery_point, recovery_data FROM takeover_2;
 -- Checkpoint data may be omitted (NULL), and a later checkpoint replaces the earlier one.
-SELECT idem.checkpoint(:'h2', :t2, 'step_1') IS NOT NULL AS checkpointed;
-SELECT idem.checkpoint(:'h2', :t2, 'step_2', '{"n":2}') IS NOT NULL AS checkpointed;
+SELECT idem.checkpoint(:'h_t2', :t2, 'step_1') IS NOT NULL AS checkpointed;
+SELECT idem.checkpoint(:'h_t2', :t2, 'step_2', '{"n":2}') IS NOT NULL AS checkpointed;
 SELECT pg_sleep(0.1);
 CREATE TEMP TABLE takeover_3 AS SELECT * FROM idem.acquire('t-lease', 'lease-key-000002', '[1]'::jsonb);
-SELECT attempt AS t3 FROM takeover_3 \gset
+SELECT attempt AS t3, handle AS h_t3 FROM takeover_3 \gset
 SELECT outcome, attempt > :t2 AS new_token, recovery_point, recovery_data FROM takeover_3;
-SELECT expect_error(format('SELECT idem.checkpoint(%L, %s, %L)', :'h2', :t2, 'step_3'), jsonb_build_object('t2', :t2, 't3', :t3));
-SELECT idem.release(:'h2', :t3, 'gave up');
+SELECT expect_error(format('SELECT idem.checkpoint(%L, %s, %L)', :'h_t2', :t2, 'step_3'), jsonb_build_object('t2', :t2, 't3', :t3));
+SELECT idem.release(:'h_t3', :t3, 'gave up');
 -- Released after a checkpoint: the side effect may have happened, so the next acquire resumes at
 -- the recovery point (never a fresh attempt that would repeat it), and another payload is refused.
 SELECT outcome FROM idem.acquire('t-lease', 'lease-key-000002', '[2]'::jsonb);
@@ -130,17 +130,17 @@ SELECT handle AS h14, attempt AS a14 FROM idem.acquire('t-lease', 'lease-key-000
 SELECT handle AS h15, attempt AS a15 FROM idem.acquire('t-lease', 'lease-key-000015', '{}'::jsonb, lease => '50 milliseconds', ttl => '1 minute') \gset
 SELECT pg_sleep(0.1);
 CREATE TEMP TABLE takeover_14 AS SELECT * FROM idem.acquire('t-lease', 'lease-key-000014', '{}'::jsonb, ttl => '1 hour');
-SELECT attempt AS a14b FROM takeover_14 \gset
+SELECT attempt AS a14b, handle AS h_a14b FROM takeover_14 \gset
 SELECT outcome, attempt > :a14 AS new_token FROM takeover_14;
 SET idem.default_ttl = '2h';
 CREATE TEMP TABLE takeover_15 AS SELECT * FROM idem.acquire('t-lease', 'lease-key-000015', '{}'::jsonb);
 RESET idem.default_ttl;
-SELECT attempt AS a15b FROM takeover_15 \gset
+SELECT attempt AS a15b, handle AS h_a15b FROM takeover_15 \gset
 SELECT outcome, attempt > :a15 AS new_token FROM takeover_15;
 SELECT client_key, ttl FROM idem.keys WHERE tenant_id = 't-lease' AND client_key IN ('lease-key-000014', 'lease-key-000015')
  ORDER BY client_key;
-SELECT idem.complete(:'h14', :a14b, 200, NULL, NULL);
-SELECT idem.complete(:'h15', :a15b, 200, NULL, NULL);
+SELECT idem.complete(:'h_a14b', :a14b, 200, NULL, NULL);
+SELECT idem.complete(:'h_a15b', :a15b, 200, NULL, NULL);
 SELECT client_key, status, ttl, expires_at - resolved_at AS kept_for
   FROM idem.keys WHERE tenant_id = 't-lease' AND client_key IN ('lease-key-000014', 'lease-key-000015')
  ORDER BY client_key;

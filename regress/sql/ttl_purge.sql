@@ -16,7 +16,7 @@ SELECT status, generation, ttl, expires_at = resolved_at + ttl AS expires_after_
 SELECT pg_sleep(0.1);
 -- Another payload is no mismatch once the record has expired.
 CREATE TEMP TABLE gen_2 AS SELECT * FROM idem.acquire('t-ttl', 'ttl-key-00000001', '{"amount":2}'::jsonb);
-SELECT attempt AS a2 FROM gen_2 \gset
+SELECT attempt AS a2, handle AS h_a2 FROM gen_2 \gset
 SELECT outcome, attempt > :a1 AS new_token, generation, response_status, response_body, order_id FROM gen_2;
 SELECT status, attempt = :a2 AS same_token, generation, ttl, payload_hash = idem.payload_hash('{"amount":2}'::jsonb) AS new_payload,
        response_status, response_headers, response_body, order_id, handler_response,
@@ -24,16 +24,16 @@ SELECT status, attempt = :a2 AS same_token, generation, ttl, payload_hash = idem
   FROM idem.keys WHERE tenant_id = 't-ttl' AND client_key = 'ttl-key-00000001';
 -- The holder of the first generation is fenced out; the new holder completes.
 SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h1', :a1), jsonb_build_object('a1', :a1, 'a2', :a2));
-SELECT idem.complete(:'h1', :a2, 201, '{}', 'second', 'order-2');
+SELECT idem.complete(:'h_a2', :a2, 201, '{}', 'second', 'order-2');
 SELECT outcome, generation, response_body, order_id FROM idem.acquire('t-ttl', 'ttl-key-00000001', '{"amount":2}'::jsonb);
 SELECT outcome, generation FROM idem.acquire('t-ttl', 'ttl-key-00000001', '{"amount":1}'::jsonb);
 -- The same payload after expiry executes again too (a new generation, not a replay).
 SELECT handle AS h2, attempt AS tok_gen1 FROM idem.acquire('t-ttl', 'ttl-key-00000002', '{}'::jsonb, ttl => '50 milliseconds') \gset
 SELECT idem.complete(:'h2', :tok_gen1, 200, '{}', 'g1');
 SELECT pg_sleep(0.1);
-SELECT outcome AS o2, attempt AS tok_gen2, generation AS gen2 FROM idem.acquire('t-ttl', 'ttl-key-00000002', '{}'::jsonb, ttl => '50 milliseconds') \gset
+SELECT outcome AS o2, attempt AS tok_gen2, handle AS h_tok_gen2, generation AS gen2 FROM idem.acquire('t-ttl', 'ttl-key-00000002', '{}'::jsonb, ttl => '50 milliseconds') \gset
 SELECT :'o2' AS outcome, :tok_gen2 > :tok_gen1 AS new_token, :gen2 AS generation;
-SELECT idem.complete(:'h2', :tok_gen2, 200, '{}', 'g2');
+SELECT idem.complete(:'h_tok_gen2', :tok_gen2, 200, '{}', 'g2');
 SELECT pg_sleep(0.1);
 SELECT outcome, attempt > :tok_gen2 AS new_token, generation FROM idem.acquire('t-ttl', 'ttl-key-00000002', '{}'::jsonb);
 -- A released record that expires does not start a new generation: nothing was resolved.
@@ -74,7 +74,7 @@ SELECT idem.complete(:'p3', :pa3, 200, NULL, NULL);
 -- becomes history only a TTL after its lease ran out).
 SELECT handle AS p4, attempt AS pa4 FROM idem.acquire('t-purge', 'purge-key-000004', '{}'::jsonb, ttl => '1 hour') \gset
 SELECT idem.complete(:'p4', :pa4, 200, NULL, NULL);
-SELECT outcome AS o5, attempt AS pa5 FROM idem.acquire('t-purge', 'purge-key-000005', '{}'::jsonb, lease => '50 milliseconds', ttl => '1 hour') \gset
+SELECT outcome AS o5, attempt AS pa5, handle AS h_pa5 FROM idem.acquire('t-purge', 'purge-key-000005', '{}'::jsonb, lease => '50 milliseconds', ttl => '1 hour') \gset
 SELECT :'o5' AS outcome;
 SELECT pg_sleep(0.1);
 SELECT count(*) AS expired FROM idem.keys WHERE expires_at < clock_timestamp();

@@ -450,6 +450,8 @@ TEST(ClientErrors, SqlstatesMapToTheirClasses) {
       return "InvalidPayload";
     } catch (const InvalidArgument&) {
       return "InvalidArgument";
+    } catch (const TenantForbidden&) {
+      return "TenantForbidden";
     } catch (const DatabaseError& e) {
       return "DatabaseError:" + e.name();
     }
@@ -468,6 +470,8 @@ TEST(ClientErrors, SqlstatesMapToTheirClasses) {
   EXPECT_EQ(thrown("IK011"), "InvalidArgument");
   EXPECT_EQ(thrown("IK012"), "InvalidArgument");
   EXPECT_EQ(thrown("IK019"), "DatabaseError:ERR_OUTBOX_TOPIC_UNKNOWN");
+  EXPECT_EQ(thrown("IK024"), "TenantForbidden");
+  EXPECT_EQ(problem_response(TenantForbidden("ERR_TENANT_FORBIDDEN", "IK024", "role svc is bound to tenants acme, not 'x'")).status, 403);
   EXPECT_EQ(thrown("40001"), "DatabaseError:SQLSTATE_40001");
 }
 

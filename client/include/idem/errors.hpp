@@ -41,6 +41,7 @@ IDEM_CLIENT_ERROR(InvalidTransition);   // ERR_INVALID_TRANSITION            IK0
 IDEM_CLIENT_ERROR(NonAtomicStore);      // ERR_NON_ATOMIC_IDEMPOTENCY_STORE  IK007
 IDEM_CLIENT_ERROR(InvalidPayload);      // IK009 number precision, IK010 JSON, IK013 too large
 IDEM_CLIENT_ERROR(InvalidArgument);     // IK011 JSON pointer, IK012 argument
+IDEM_CLIENT_ERROR(TenantForbidden);     // ERR_TENANT_FORBIDDEN              IK024 (a role bound to other tenants)
 // Any other SQLSTATE (ours or PostgreSQL's: 40001, 42501, 23505, ...).
 IDEM_CLIENT_ERROR(DatabaseError);
 // The connection broke before COMMIT was sent: nothing was committed, a retry is safe.

@@ -180,7 +180,14 @@ std::string ModelRun::acquire(Session& s, int k, int variant, Micros lease, Micr
        std::to_string(r.seconds * 1000).substr(0, 6) + "ms");
 
   const bool granted = a.outcome == "acquired" || a.outcome == "resumed";
-  if (a.handle != keys_[k].handle) violation(what + ": handle " + a.handle + ", expected " + keys_[k].handle, k);
+  // A holder's handle is the record's plus ":" and its lease's 32-hex-digit secret; a refusal's
+  // is the record's alone.
+  const std::size_t plain_size = keys_[k].handle.size();
+  const bool handle_ok = granted ? a.handle.size() == plain_size + 33 && a.handle.compare(0, plain_size, keys_[k].handle) == 0 &&
+                                       a.handle[plain_size] == ':'
+                                 : a.handle == keys_[k].handle;
+  if (!handle_ok) violation(what + ": handle " + a.handle + ", expected " + keys_[k].handle + (granted ? ":<secret>" : ""), k);
+  if (granted && a.attempt) holder_handles_[*a.attempt] = a.handle;
   if (granted) {
     if (!a.attempt || !a.generation || !a.lease_end)
       violation(what + ": " + a.outcome + " without attempt/generation/lease_expires_at", k);

@@ -106,7 +106,11 @@ void ModelRun::holder_call(Session& s, Call c, int k, std::int64_t attempt, bool
   const std::string label = txlabel(s);
   const std::string what = label + " " + call_name(c) + " " + klabel(k) + " attempt " + std::to_string(attempt) +
                            (stale ? " (stale token)" : "");
-  Params params = {keys_[k].handle, std::to_string(attempt)};
+  // The attempt's own handle when acquire granted it; a made-up stale token goes with the plain
+  // handle, and is refused for its token before its secret is looked at.
+  const auto granted = holder_handles_.find(attempt);
+  const bool of_this_key = granted != holder_handles_.end() && granted->second.rfind(keys_[k].handle + ":", 0) == 0;
+  Params params = {of_this_key ? granted->second : keys_[k].handle, std::to_string(attempt)};
   std::string rp;
   std::optional<std::string> data, err;
   Response resp;
