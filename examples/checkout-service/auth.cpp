@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 
 #include <array>
+#include <stdexcept>
 
 namespace checkout {
 namespace {
@@ -64,6 +65,9 @@ std::string hmac_hex(const std::string& secret, const std::string& payload) {
 }  // namespace
 
 std::string mint_token(const std::string& secret, const std::string& tenant, const std::string& caller) {
+  if (tenant.empty() || caller.empty() || tenant.find(':') != std::string::npos) {
+    throw std::invalid_argument("a token needs a non-empty tenant without ':' and a non-empty caller");
+  }
   const std::string payload = base64url(tenant + ":" + caller);
   return payload + "." + hmac_hex(secret, payload);
 }

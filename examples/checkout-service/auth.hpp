@@ -14,6 +14,7 @@ struct Principal {
 };
 
 // A token for tenant/caller signed with secret (the demo's driver and `--mint-token` use it).
+// The tenant may not contain ':' (the token splits at the first one): std::invalid_argument.
 std::string mint_token(const std::string& secret, const std::string& tenant, const std::string& caller);
 
 // The principal of an `Authorization: Bearer <token>` header value, or nullopt when the header is

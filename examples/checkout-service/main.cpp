@@ -65,10 +65,21 @@ int main(int argc, char** argv) {
   }
   if (config.token_secret.empty()) return usage("--token-secret (or CHECKOUT_TOKEN_SECRET) is required");
   if (!mint_tenant.empty()) {
-    std::printf("%s\n", checkout::mint_token(config.token_secret, mint_tenant, mint_caller).c_str());
+    try {
+      std::printf("%s\n", checkout::mint_token(config.token_secret, mint_tenant, mint_caller).c_str());
+    } catch (const std::invalid_argument& e) {
+      return usage(e.what());
+    }
     return 0;
   }
   if (config.db_url.empty()) return usage("--db (or CHECKOUT_DB_URL) is required");
+  // A lease that ends while the processor may still answer lets a retry take the key over from a
+  // holder that is only slow: safe (the holder is fenced), but the key never settles.
+  if (config.lease <= config.processor_timeout + std::chrono::milliseconds(500)) {
+    std::fprintf(stderr, "checkout-service: warning: --lease-ms %lld does not exceed --processor-timeout-ms %lld by 500 ms:"
+                 " retries may take keys over from slow holders (safe, but slow to settle)\n",
+                 static_cast<long long>(config.lease.count()), static_cast<long long>(config.processor_timeout.count()));
+  }
   const auto colon = config.listen.rfind(':');
   if (colon == std::string::npos) return usage("--listen must be host:port");
   const std::string host = config.listen.substr(0, colon);

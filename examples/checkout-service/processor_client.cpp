@@ -46,12 +46,24 @@ ProcessorAnswer ProcessorClient::charge(const std::string& idempotency_key, long
   return call("POST", "/v1/charges", idempotency_key, body.dump());
 }
 
-ProcessorAnswer ProcessorClient::find_charge(const std::string& idempotency_key) const {
-  ProcessorAnswer a = call("GET", "/v1/charges?idempotency_key=" + httplib::detail::encode_query_param(idempotency_key), "", "");
+namespace {
+
+// The first element of a list answer; null when the list is empty.
+ProcessorAnswer first_of(ProcessorAnswer a) {
   if (a.kind != ProcessorAnswer::Kind::done) return a;
   const nlohmann::json data = a.body.value("data", nlohmann::json::array());
-  a.body = data.empty() ? nlohmann::json() : data.at(0);  // null: nothing was charged under the key
+  a.body = data.empty() ? nlohmann::json() : data.at(0);
   return a;
+}
+
+}  // namespace
+
+ProcessorAnswer ProcessorClient::find_charge(const std::string& idempotency_key) const {
+  return first_of(call("GET", "/v1/charges?idempotency_key=" + httplib::detail::encode_query_param(idempotency_key), "", ""));
+}
+
+ProcessorAnswer ProcessorClient::find_refund(const std::string& idempotency_key) const {
+  return first_of(call("GET", "/v1/refunds?idempotency_key=" + httplib::detail::encode_query_param(idempotency_key), "", ""));
 }
 
 ProcessorAnswer ProcessorClient::refund(const std::string& idempotency_key, const std::string& charge_id,

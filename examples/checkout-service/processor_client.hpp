@@ -32,6 +32,8 @@ class ProcessorClient {
   // The charge made under idempotency_key, if any: how a resumed attempt verifies.
   ProcessorAnswer find_charge(const std::string& idempotency_key) const;
   ProcessorAnswer refund(const std::string& idempotency_key, const std::string& charge_id, long amount_cents) const;
+  // The refund made under idempotency_key, if any (null body: none).
+  ProcessorAnswer find_refund(const std::string& idempotency_key) const;
 
  private:
   ProcessorAnswer call(const std::string& method, const std::string& path, const std::string& idempotency_key,

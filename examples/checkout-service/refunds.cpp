@@ -53,47 +53,73 @@ idem::Response Service::refund_with(idem::Lease& lease, const idem::Request& req
   if (rows.empty()) return refuse(404, "ERR_PAYMENT_NOT_FOUND", "Payment not found", "no payment " + payment_id);
   const std::string order_id = rows[0][0].value();
   const std::string charge_id = rows[0][1].value();
-  const long refundable = std::stol(rows[0][3].value());
-  if (rows[0][5].value() != "t") {
-    return refuse(409, "ERR_INVALID_TRANSITION", "Invalid transition",
-                  "order " + order_id + " is " + rows[0][4].value() + ": the order machine allows no refund from there");
-  }
-  if (body.currency != rows[0][2].value()) {
-    return refuse(400, "ERR_REFUND_CURRENCY", "Wrong currency", "the payment is in " + rows[0][2].value());
-  }
-  if (body.amount_cents > refundable) {
-    return refuse(400, "ERR_REFUND_EXCEEDS_PAYMENT", "Refund exceeds payment",
-                  std::to_string(refundable) + " cents are left to refund");
-  }
+  const std::string processor_key = lease.handler_key();
 
-  if (!lease.resumed()) lease.checkpoint("refunding", std::nullopt, /*handler_called=*/false);
-  // On a resume the same call is the verification: under the same key the processor answers
-  // the refund it already made, or makes it now, never a second one.
-  const ProcessorAnswer a = processor_.refund(lease.handler_key(), charge_id, body.amount_cents);
-  if (a.kind == ProcessorAnswer::Kind::unavailable || a.kind == ProcessorAnswer::Kind::timed_out) {
-    return released(lease, a);
+  // A resume after the processor was called: what the processor did decides, not what the order
+  // looks like now (it may have shipped since; the money has left either way).
+  nlohmann::json refund;
+  if (lease.resumed() && lease.recovery_point()) {
+    const ProcessorAnswer found = processor_.find_refund(processor_key);
+    if (found.kind != ProcessorAnswer::Kind::done) return released(lease, found);
+    refund = found.body;
   }
-  if (a.kind == ProcessorAnswer::Kind::refused) {
-    const std::string code = a.body.value("error", nlohmann::json::object()).value("code", std::string("refused"));
-    return refuse(400, "ERR_REFUND_REFUSED", "Refund refused", "the processor answered " + code);
+  if (refund.is_null()) {
+    if (rows[0][5].value() != "t") {
+      return refuse(409, "ERR_INVALID_TRANSITION", "Invalid transition",
+                    "order " + order_id + " is " + rows[0][4].value() + ": the order machine allows no refund from there");
+    }
+    if (body.currency != rows[0][2].value()) {
+      return refuse(400, "ERR_REFUND_CURRENCY", "Wrong currency", "the payment is in " + rows[0][2].value());
+    }
+    const long refundable = std::stol(rows[0][3].value());
+    if (body.amount_cents > refundable) {
+      return refuse(400, "ERR_REFUND_EXCEEDS_PAYMENT", "Refund exceeds payment",
+                    std::to_string(refundable) + " cents are left to refund");
+    }
+    if (!lease.resumed() || !lease.recovery_point()) lease.checkpoint("refunding", std::nullopt, /*handler_called=*/false);
+    // The processor refuses a refund beyond what is left of the charge, whatever raced us here.
+    const ProcessorAnswer a = processor_.refund(processor_key, charge_id, body.amount_cents);
+    if (a.kind == ProcessorAnswer::Kind::unavailable || a.kind == ProcessorAnswer::Kind::timed_out) {
+      return released(lease, a);
+    }
+    if (a.kind == ProcessorAnswer::Kind::refused) {
+      const std::string code = a.body.value("error", nlohmann::json::object()).value("code", std::string("refused"));
+      return refuse(400, "ERR_REFUND_REFUSED", "Refund refused", "the processor answered " + code);
+    }
+    refund = a.body;
   }
-  const std::string refund_id = a.body.value("id", std::string());
+  const std::string refund_id = refund.value("id", std::string());
   lease.checkpoint("refunded", nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}}.dump());
-  const bool full = body.amount_cents == refundable;
   return lease.complete([&](idem::Attempt& t) {
+    // The order as it is now, locked: concurrent refunds of one payment add up here, one after
+    // the other, and whichever brings the total to the amount moves the order to refunded.
+    const auto now = t.exec(
+        "SELECT status, amount_cents - refunded_cents - $2, idem.can_transition('order', status, 'refunded')"
+        " FROM orders WHERE order_id = $1 FOR UPDATE",
+        {order_id, std::to_string(body.amount_cents)});
+    const std::string status = now.at(0).at(0).value();
+    const bool fully = std::stol(now.at(0).at(1).value()) <= 0;
+    const bool can_move = now.at(0).at(2).value() == "t";
     t.exec("INSERT INTO refunds (refund_id, payment_id, tenant_id, amount_cents, currency, reason)"
            " VALUES ($1, $2::uuid, $3, $4, $5, $6)",
            {refund_id, payment_id, request.tenant, std::to_string(body.amount_cents), body.currency, body.reason});
-    // The status column's trigger refuses the move if the order shipped meanwhile: rolled back.
-    t.exec(std::string("UPDATE orders SET refunded_cents = refunded_cents + $2") + (full ? ", status = 'refunded'" : "") +
-               " WHERE order_id = $1",
+    t.exec(std::string("UPDATE orders SET refunded_cents = refunded_cents + $2") +
+               (fully && can_move ? ", status = 'refunded'" : "") + " WHERE order_id = $1",
            {order_id, std::to_string(body.amount_cents)});
-    t.record({order_id, nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}}.dump(),
-              full ? "refunded" : "partially_refunded", true});
-    const nlohmann::json out = {{"id", refund_id},           {"object", "refund"},
-                                {"payment_id", payment_id},  {"order_id", order_id},
-                                {"amount_cents", body.amount_cents}, {"currency", body.currency},
-                                {"reason", body.reason},     {"status", "succeeded"}};
+    // A refund the processor made after the order moved on (it shipped meanwhile) is recorded as
+    // it happened; the order keeps its state, and the audit says so for the operator.
+    const std::string order_status = fully && can_move ? "refunded" : status;
+    const std::string local_status = !fully ? "partially_refunded" : can_move ? "refunded" : "refunded_while_" + status;
+    t.record({order_id, nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}}.dump(), local_status, true});
+    const nlohmann::json out = {{"id", refund_id},
+                                {"object", "refund"},
+                                {"payment_id", payment_id},
+                                {"order_id", order_id},
+                                {"order_status", order_status},
+                                {"amount_cents", body.amount_cents},
+                                {"currency", body.currency},
+                                {"reason", body.reason},
+                                {"status", "succeeded"}};
     return json_response(201, out.dump(), "/v1/payments/" + payment_id + "/refunds/" + refund_id);
   });
 }

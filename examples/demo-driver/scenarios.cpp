@@ -238,6 +238,39 @@ void refunds(Driver& d) {
           std::to_string(refused_again.status) + (refused_again.body == refused.body ? ", same bytes" : ", other bytes"));
 }
 
+// Races the attack review found: refunds that meet a shipment, and partial refunds that add up.
+void refund_races(Driver& d) {
+  const auto order_of = [&](const std::string& step, long cents) {
+    return checkout_ok(d, step, d.unique("cs"), d.unique("key-race"), checkout_body(cents)).json();
+  };
+  const auto refund_body = [](long cents) {
+    return R"({"amount_cents":)" + std::to_string(cents) + R"(,"reason":"race","currency":"usd"})";
+  };
+  // The processor refunds slowly; the order ships meanwhile: the refund is recorded as it happened.
+  const nlohmann::json shipped = order_of("13 checkout, refund races its shipment", 2500);
+  const std::string path = "/v1/payments/" + shipped.value("payment_id", "") + "/refunds";
+  arm(d, "slow", 1, 1000);
+  auto refund = std::async(std::launch::async, [&] { return d.post(path, d.unique("key-race-refund"), refund_body(2500), d.config().token); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  d.sql("UPDATE orders SET status = 'shipped' WHERE order_id = '" + shipped.value("order_id", "") + "' RETURNING status");
+  const Reply raced = refund.get();
+  d.check("13 refund answered", "201, order_status shipped",
+          std::to_string(raced.status) + ", order_status " + raced.json().value("order_status", "?"));
+  d.check("13 recorded as it happened", "refunds 1, refunded_cents 2500, processor 2500",
+          "refunds " + d.sql("SELECT count(*) FROM refunds WHERE payment_id = '" + shipped.value("payment_id", "") + "'") +
+              ", refunded_cents " + d.sql("SELECT refunded_cents FROM orders WHERE order_id = '" + shipped.value("order_id", "") + "'") +
+              ", processor " + d.sql("SELECT amount_refunded_cents FROM processor.charges WHERE id = '" + shipped.value("charge_id", "") + "'"));
+  // Two partial refunds under different keys, at once, adding up to the whole payment.
+  const nlohmann::json split = order_of("14 checkout, two partial refunds at once", 1000);
+  const std::string split_path = "/v1/payments/" + split.value("payment_id", "") + "/refunds";
+  arm(d, "slow", 2, 800);
+  auto r600 = std::async(std::launch::async, [&] { return d.post(split_path, d.unique("key-split-600"), refund_body(600), d.config().token); });
+  auto r400 = std::async(std::launch::async, [&] { return d.post(split_path, d.unique("key-split-400"), refund_body(400), d.config().token); });
+  d.check("14 both refunds", "201 201", std::to_string(r600.get().status) + " " + std::to_string(r400.get().status));
+  d.check("14 the order is refunded", "refunded 1000",
+          d.sql("SELECT status || ' ' || refunded_cents FROM orders WHERE order_id = '" + split.value("order_id", "") + "'"));
+}
+
 }  // namespace
 
 void run_scenarios(Driver& d) {
@@ -254,6 +287,7 @@ void run_scenarios(Driver& d) {
   setenv("CONSUMER_ARGS", "--apply-delay-ms 60 --batch 10", 1);
   consumer_killed(d);
   refunds(d);
+  refund_races(d);
 }
 
 void totals_and_forensics(Driver& d) {
