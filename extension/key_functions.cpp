@@ -53,10 +53,16 @@ keys::Handle parsed_handle(FunctionCallInfo fcinfo) {
   if (text) {
     if (auto parsed = keys::parse_handle(*text)) return *parsed;
   }
-  throw Error(ErrorCode::ArgumentInvalid,
-              (text ? "'" + std::string(text->substr(0, utf8_clip_length(text->data(), text->size(), 200))) + "'"
-                    : std::string("NULL")) +
-                  " is not a handle returned by idem.acquire",
+  // What follows the last ':' may be a holder's secret (a handle mangled on its way): the
+  // message, which reaches logs, shows only what comes before it.
+  std::string shown = "NULL";
+  if (text) {
+    const auto colon = text->rfind(':');
+    const std::string_view kept = colon == std::string_view::npos ? *text : text->substr(0, colon);
+    shown = "'" + std::string(kept.substr(0, utf8_clip_length(kept.data(), kept.size(), 200))) +
+            (colon == std::string_view::npos ? "'" : ":...'");
+  }
+  throw Error(ErrorCode::ArgumentInvalid, shown + " is not a handle returned by idem.acquire",
               "Pass the handle column of the acquire result unchanged.");
 }
 

@@ -32,15 +32,17 @@ COMMENT ON FUNCTION idem._handle_secret(text) IS
 -- ---------------------------------------------------------------------------------------------
 -- Tenant binding.
 
+-- By role oid, not name: a renamed role keeps its bindings, and a role dropped and created again
+-- under the same name does not inherit them (a dropped role's bindings match nobody).
 CREATE TABLE idem.tenant_bindings (
-  role_name  name NOT NULL,
+  role_oid   oid NOT NULL,
   tenant_id  text COLLATE "C" NOT NULL,
   bound_by   name NOT NULL,
   bound_at   timestamptz NOT NULL,
-  PRIMARY KEY (role_name, tenant_id)
+  PRIMARY KEY (role_oid, tenant_id)
 );
 COMMENT ON TABLE idem.tenant_bindings IS
-  'Roles bound to tenants: a session whose login role is, or is a member of, a bound role acts and reads only for those tenants.';
+  'Roles (role_oid::regrole) bound to tenants: a session whose login role is, or is a member of, a bound role acts and reads only for those tenants.';
 
 -- The tenants the session is bound to, or NULL when it is unbound (no binding applies to its
 -- login role, or it is a superuser). session_user, not current_user: inside our SECURITY
@@ -49,7 +51,7 @@ CREATE FUNCTION idem._session_tenants() RETURNS text[]
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT CASE WHEN r.rolsuper THEN NULL
               ELSE (SELECT array_agg(DISTINCT b.tenant_id) FROM idem.tenant_bindings b
-                      JOIN pg_catalog.pg_roles br ON br.rolname = b.role_name
+                      JOIN pg_catalog.pg_roles br ON br.oid = b.role_oid
                      WHERE pg_catalog.pg_has_role(r.oid, br.oid, 'MEMBER')) END
     FROM pg_catalog.pg_roles r WHERE r.rolname = session_user $$;
 
@@ -77,18 +79,44 @@ BEGIN
   END IF;
 END $$;
 
+-- An unbound operator manages every binding. A bound operator manages only roles already bound
+-- within its own tenants: it cannot bind a role that is unbound (which acts for every tenant, so
+-- binding it would cut off other tenants), a group role of ours, or a role whose bindings reach
+-- outside its tenants, and it cannot remove a role's last binding (which would unbind it).
+CREATE FUNCTION idem._require_manages_binding(p_role oid, p_tenant text, p_removing boolean) RETURNS void
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_mine text[] := idem._session_tenants();
+  v_theirs text[];
+BEGIN
+  IF v_mine IS NULL THEN RETURN; END IF;
+  PERFORM idem._require_tenant(p_tenant);
+  SELECT array_agg(b.tenant_id) INTO v_theirs FROM idem.tenant_bindings b WHERE b.role_oid = p_role;
+  IF v_theirs IS NULL OR NOT v_theirs <@ v_mine
+     OR p_role IN (SELECT r.oid FROM pg_catalog.pg_roles r
+                    WHERE r.rolname IN ('idem_service', 'idem_consumer', 'idem_auditor', 'idem_operator'))
+     OR (p_removing AND v_theirs <@ ARRAY[p_tenant]) THEN
+    PERFORM idem._raise('ERR_TENANT_FORBIDDEN',
+      format('role %s is bound to tenants %s: it may change only the bindings of roles bound within them, and not remove a role''s last one (role %s, tenant %L)',
+             session_user, array_to_string(v_mine, ', '), p_role::regrole, p_tenant),
+      'An unbound operator makes a role''s first binding and removes its last.');
+  END IF;
+END $$;
+
 CREATE FUNCTION idem.bind_tenant(role name, tenant text) RETURNS boolean
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_role oid := (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = role);
 BEGIN
-  IF role IS NULL OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = role) THEN
+  IF v_role IS NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('no role %s', coalesce(quote_ident(role), 'NULL')));
   END IF;
   IF tenant IS NULL OR tenant = '' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'tenant must be a non-empty tenant id');
   END IF;
-  PERFORM idem._require_tenant(tenant);  -- a bound operator binds only within its own tenants
-  INSERT INTO idem.tenant_bindings (role_name, tenant_id, bound_by, bound_at)
-    VALUES (role, tenant, session_user, clock_timestamp()) ON CONFLICT DO NOTHING;
+  PERFORM idem._require_manages_binding(v_role, tenant, false);
+  INSERT INTO idem.tenant_bindings (role_oid, tenant_id, bound_by, bound_at)
+    VALUES (v_role, tenant, session_user, clock_timestamp()) ON CONFLICT DO NOTHING;
   RETURN FOUND;
 END $$;
 COMMENT ON FUNCTION idem.bind_tenant(name, text) IS
@@ -96,13 +124,35 @@ COMMENT ON FUNCTION idem.bind_tenant(name, text) IS
 
 CREATE FUNCTION idem.unbind_tenant(role name, tenant text) RETURNS boolean
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_role oid := (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = role);
 BEGIN
-  PERFORM idem._require_tenant(tenant);
-  DELETE FROM idem.tenant_bindings b WHERE b.role_name = role AND b.tenant_id = tenant COLLATE "C";
+  IF v_role IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('no role %s', coalesce(quote_ident(role), 'NULL')));
+  END IF;
+  PERFORM idem._require_manages_binding(v_role, tenant, true);
+  DELETE FROM idem.tenant_bindings b WHERE b.role_oid = v_role AND b.tenant_id = tenant COLLATE "C";
   RETURN FOUND;
 END $$;
 COMMENT ON FUNCTION idem.unbind_tenant(name, text) IS
-  'Removes one binding (true when there was one). A role left with no binding acts for every tenant again.';
+  'Removes one binding (true when there was one). A role left with no binding acts for every tenant again: only an unbound operator may remove the last one.';
+
+-- Whether the session is unbound: what the maintenance calls acting on every tenant (purges, the
+-- machines' configuration) require.
+CREATE FUNCTION idem._session_unbound() RETURNS boolean
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT NOT EXISTS (SELECT 1 FROM idem.tenant_bindings) OR idem._session_tenants() IS NULL $$;
+
+CREATE FUNCTION idem._require_unbound(p_action text) RETURNS void
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NOT idem._session_unbound() THEN
+    PERFORM idem._raise('ERR_TENANT_FORBIDDEN',
+      format('role %s is bound to tenants %s; %s acts on every tenant', session_user,
+             array_to_string(idem._session_tenants(), ', '), p_action),
+      'Run it from an unbound role (a global operator or the maintenance job).');
+  END IF;
+END $$;
 
 -- ---------------------------------------------------------------------------------------------
 -- The calls that name a tenant check it; the holder's calls also check the lease's secret.
@@ -421,6 +471,8 @@ DECLARE
   v_now timestamptz;
 BEGIN
   -- The operator acts without the holder's secret; messages name the record, never a secret.
+  -- The tenant is checked before anything is read: another tenant's record is not even probed.
+  PERFORM idem._require_tenant(idem._handle_tenant(handle));
   handle := idem._handle(idem._handle_tenant(handle), idem._handle_digest(handle));
   IF reason IS NULL OR btrim(reason) = '' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'reason must say why the record is resolved by hand',
@@ -476,6 +528,194 @@ BEGIN
                              'resolved by ' || session_user || ': ' || reason, v_now);
 END $$;
 
+CREATE OR REPLACE FUNCTION idem._outbox_open_dead_letter(p_consumer text, p_event_id bigint) RETURNS idem.outbox_dead_letters
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  d idem.outbox_dead_letters;
+BEGIN
+  PERFORM idem._outbox_consumer(p_consumer);
+  SELECT * INTO d FROM idem.outbox_dead_letters x
+   WHERE x.consumer = p_consumer AND x.event_id = p_event_id AND x.resolved_at IS NULL FOR UPDATE;
+  -- Another tenant's dead letter is not there for a bound operator: the same answer as none, so
+  -- event ids (one global sequence) probe nothing.
+  IF NOT FOUND OR NOT idem._tenant_visible(d.tenant_id) THEN
+    PERFORM idem._raise('ERR_OUTBOX_EVENT_UNKNOWN',
+      format('consumer %L has no open dead letter %s', p_consumer, coalesce(p_event_id::text, 'NULL')),
+      'SELECT * FROM idem.outbox_dead_letters WHERE resolved_at IS NULL lists them.');
+  END IF;
+  IF d.claim_until > clock_timestamp() THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('dead letter %s of consumer %L is being replayed by a worker right now', p_event_id, p_consumer),
+      'Wait for its ack or nack (or its visibility to pass).');
+  END IF;
+  RETURN d;
+END $$;
+
+-- Purges act on every tenant's history: unbound sessions only.
+CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
+  RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  -- A deleted record's key stays locked until this transaction ends (an acquirer must not insert
+  -- behind an uncommitted delete), so a call deletes at most this many: the shared lock table
+  -- (max_locks_per_transaction x max_connections) must keep room for everyone else.
+  c_max_keys constant integer := 500;
+  c          record;
+  v_lock     bigint;
+  v_gen      integer;
+  v_removed  integer := 0;
+BEGIN
+  PERFORM idem._require_unbound('purge_expired');
+  IF batch IS NULL OR batch < 1 OR batch > 100000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
+      'Call purge_expired repeatedly with a small batch until it returns 0.');
+  END IF;
+  -- Oldest history first, until the batch is full: keys in use are passed over, not counted, so
+  -- a record held for long cannot starve the purge of the ones behind it.
+  FOR c IN SELECT k.tenant_id, k.scope_digest FROM idem.keys k
+            WHERE k.expires_at < clock_timestamp() ORDER BY k.expires_at LOOP
+    EXIT WHEN v_removed >= least(batch, c_max_keys);
+    v_lock := idem._lock_key(c.scope_digest);
+    -- In use right now (also by this very transaction, whose lock is re-entrant): next time.
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
+    -- Under the key's lock nobody else writes the row, so this reads its latest committed
+    -- version and deletes it only if that is still history; it never waits.
+    DELETE FROM idem.keys k
+     WHERE k.tenant_id = c.tenant_id AND k.scope_digest = c.scope_digest AND k.expires_at < clock_timestamp()
+    RETURNING k.generation INTO v_gen;
+    IF FOUND THEN
+      INSERT INTO idem.retired_keys AS g (tenant_id, scope_digest, generation, retired_at)
+      VALUES (c.tenant_id, c.scope_digest, v_gen, clock_timestamp())
+      ON CONFLICT (tenant_id, scope_digest)
+      DO UPDATE SET generation = greatest(g.generation, excluded.generation), retired_at = excluded.retired_at;
+      v_removed := v_removed + 1;
+    ELSE
+      PERFORM idem._unlock_key(v_lock);  -- kept: the lock goes back at once
+    END IF;
+  END LOOP;
+  -- Generations of keys unused for the whole history retention are forgotten, a batch at a time,
+  -- each under its key's lock (an acquirer or another purge may be reading or writing it).
+  FOR c IN SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o
+            WHERE o.retired_at < clock_timestamp() - idem._history_retention()
+            ORDER BY o.retired_at LIMIT least(batch, c_max_keys) LOOP
+    v_lock := idem._lock_key(c.scope_digest);
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
+    DELETE FROM idem.retired_keys g
+     WHERE g.tenant_id = c.tenant_id AND g.scope_digest = c.scope_digest
+       AND g.retired_at < clock_timestamp() - idem._history_retention();
+  END LOOP;
+  RETURN v_removed;
+END $$;
+
+CREATE OR REPLACE FUNCTION idem.purge_audit(older_than interval DEFAULT '90 days', batch integer DEFAULT 10000)
+  RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  v_cutoff timestamptz;
+  v_mutations integer;
+  v_transitions integer;
+BEGIN
+  PERFORM idem._require_unbound('purge_audit');
+  IF older_than IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'older_than must not be NULL');
+  END IF;
+  IF batch IS NULL OR batch < 1 OR batch > 100000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
+      'Call purge_audit repeatedly until it returns 0.');
+  END IF;
+  -- The trail is evidence: an operator may age it out, not erase what is recent.
+  IF idem._elapsed(older_than) < idem._min_audit_retention() THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('older_than (%s) is shorter than idem.min_audit_retention (%s)', idem._elapsed(older_than), idem._min_audit_retention()),
+      'Keep the audit trail at least idem.min_audit_retention; a superuser may lower that setting.');
+  END IF;
+  v_cutoff := clock_timestamp() - idem._elapsed(older_than);
+  PERFORM idem._allow_audit_purge(true);
+  DELETE FROM idem.mutations m USING (
+      SELECT o.tenant_id, o.mutation_id FROM idem.mutations o
+       WHERE o.attempted_at < v_cutoff ORDER BY o.attempted_at LIMIT batch) old
+   WHERE m.tenant_id = old.tenant_id AND m.mutation_id = old.mutation_id;
+  GET DIAGNOSTICS v_mutations = ROW_COUNT;
+  DELETE FROM idem.transition_log t USING (
+      SELECT o.log_id FROM idem.transition_log o WHERE o.at < v_cutoff ORDER BY o.at LIMIT batch) old
+   WHERE t.log_id = old.log_id;
+  GET DIAGNOSTICS v_transitions = ROW_COUNT;
+  PERFORM idem._allow_audit_purge(false);
+  RETURN v_mutations + v_transitions;
+END $$;
+
+CREATE OR REPLACE FUNCTION idem.purge_outbox(older_than interval DEFAULT '7 days', batch integer DEFAULT 10000) RETURNS bigint
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  g record;
+  v_cutoff timestamptz;
+  v_consumers text[];
+  v_safe bigint;
+  v_txns bigint[];
+  v_ids bigint[];
+  v_n bigint := 0;
+BEGIN
+  PERFORM idem._require_unbound('purge_outbox');
+  IF older_than IS NULL OR older_than < interval '0' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'older_than must be an elapsed time of 0 or more');
+  END IF;
+  IF batch IS NULL OR batch NOT BETWEEN 1 AND 100000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')));
+  END IF;
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'purge_outbox runs in READ COMMITTED',
+      'Its snapshot must see every consumer, including one created a moment ago.');
+  END IF;
+  -- A consumer registered while this runs would not be waited for: create_consumer waits for us
+  -- (its INSERT needs ROW EXCLUSIVE), and every statement below sees those registered before.
+  LOCK TABLE idem.outbox_subscriptions IN SHARE MODE;
+  v_cutoff := clock_timestamp() - older_than;
+  FOR g IN SELECT * FROM idem.outbox_groups ORDER BY tenant_id, topic LOOP
+    EXIT WHEN v_n >= batch;
+    SELECT array_agg(s.consumer) INTO v_consumers FROM idem.outbox_subscriptions s WHERE s.topic = g.topic;
+    -- Whole transactions every consumer of the topic has acked (a consumer without a cursor has
+    -- acked nothing of the group).
+    -- v_safe: the first position some consumer has not fully acked (the commit a consumer's ack
+    -- stopped in is done only if its last event is acked).
+    SELECT min(CASE WHEN st.acked_event_id >= coalesce(
+                       (SELECT max(e.event_id) FROM idem.outbox_commits m JOIN idem.outbox_events e
+                            ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
+                         WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position = st.acked_position), 0)
+                    THEN st.acked_position + 1 ELSE st.acked_position END) INTO v_safe
+      FROM unnest(coalesce(v_consumers, '{}')) AS s(consumer),
+           LATERAL idem._outbox_state(g.tenant_id, s.consumer, g.topic) st;
+    -- Superseded delivery states (never the newest: a state newer than this snapshot's newest
+    -- is not seen, so what is deleted is older still).
+    DELETE FROM idem.outbox_cursor_states x
+     WHERE x.tenant_id = g.tenant_id AND x.topic = g.topic AND x.consumer = ANY (coalesce(v_consumers, '{}'))
+       AND x.version < (SELECT max(y.version) FROM idem.outbox_cursor_states y
+                         WHERE y.tenant_id = x.tenant_id AND y.consumer = x.consumer AND y.topic = x.topic);
+    v_safe := coalesce(v_safe, 9223372036854775807);
+    -- A transaction with an open dead letter stays: replaying it needs the event (ack, nack and
+    -- consume_once look it up) and its consume_once rows.
+    SELECT array_agg(m.txn_id) INTO v_txns FROM (
+      SELECT m.txn_id FROM idem.outbox_commits m
+       WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position < v_safe AND m.committed_at < v_cutoff
+         AND NOT EXISTS (SELECT 1 FROM idem.outbox_dead_letters d
+                          WHERE d.tenant_id = m.tenant_id AND d.topic = m.topic AND d.position = m.position
+                            AND d.resolved_at IS NULL)
+       ORDER BY m.position LIMIT batch - v_n) m;
+    CONTINUE WHEN v_txns IS NULL;
+    WITH gone AS (
+      DELETE FROM idem.outbox_events e
+       WHERE e.tenant_id = g.tenant_id AND e.topic = g.topic AND e.txn_id = ANY (v_txns) RETURNING e.event_id)
+    SELECT array_agg(event_id) INTO v_ids FROM gone;
+    DELETE FROM idem.outbox_consumed k
+     WHERE k.tenant_id = g.tenant_id AND k.consumer = ANY (coalesce(v_consumers, '{}')) AND k.event_id = ANY (v_ids);
+    DELETE FROM idem.outbox_commits m WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.txn_id = ANY (v_txns);
+    -- An empty commit (its events were rolled back with a savepoint) counts as one row.
+    v_n := v_n + coalesce(cardinality(v_ids), 1);
+  END LOOP;
+  RETURN v_n;
+END $$;
+
 CREATE OR REPLACE VIEW idem.stuck_leases AS
   SELECT k.tenant_id, k.client_key, k.caller_id, k.resource, idem._handle(k.tenant_id, k.scope_digest) AS handle,
          k.attempt, k.generation, k.status, k.recovery_point, k.recovery_data, k.lease_expires_at,
@@ -486,6 +726,9 @@ CREATE OR REPLACE VIEW idem.stuck_leases AS
    WHERE ((k.status = 'in_progress' AND k.lease_expires_at < clock_timestamp())
       OR (k.status = 'released' AND k.recovery_point IS NOT NULL))
      AND idem._tenant_visible(k.tenant_id);  -- the view reads as its owner: filter for the reader
+-- A barrier: the reader's own (cheaper, perhaps leaky) conditions run only on the rows it may see.
+ALTER VIEW idem.stuck_leases SET (security_barrier = true);
+ALTER VIEW idem.outbox_lag SET (security_barrier = true);
 
 -- ---------------------------------------------------------------------------------------------
 -- Row-level security on every table of ours, forced for the owner too: the owner's policy lets
@@ -515,8 +758,11 @@ END $$;
 -- The machines are configuration every caller of a transition check reads, and operators edit.
 CREATE POLICY service_reads_machines ON idem.machine_states FOR SELECT TO idem_service USING (true);
 CREATE POLICY service_reads_machines ON idem.machine_transitions FOR SELECT TO idem_service USING (true);
-CREATE POLICY operator_edits_machines ON idem.machine_states FOR ALL TO idem_operator USING (true) WITH CHECK (true);
-CREATE POLICY operator_edits_machines ON idem.machine_transitions FOR ALL TO idem_operator USING (true) WITH CHECK (true);
+-- The machines hold for every tenant: only an unbound operator edits them.
+CREATE POLICY operator_edits_machines ON idem.machine_states FOR ALL TO idem_operator
+  USING (idem._session_unbound()) WITH CHECK (idem._session_unbound());
+CREATE POLICY operator_edits_machines ON idem.machine_transitions FOR ALL TO idem_operator
+  USING (idem._session_unbound()) WITH CHECK (idem._session_unbound());
 
 -- ---------------------------------------------------------------------------------------------
 -- Every SQL and PL/pgSQL function of ours resolves names in pg_catalog only (C functions resolve
@@ -546,3 +792,4 @@ GRANT EXECUTE ON FUNCTION idem.bind_tenant(name, text), idem.unbind_tenant(name,
 GRANT SELECT ON idem.tenant_bindings TO idem_auditor, idem_operator;
 -- The read policies call it as the reader.
 GRANT EXECUTE ON FUNCTION idem._tenant_visible(text) TO idem_auditor, idem_operator;
+GRANT EXECUTE ON FUNCTION idem._session_unbound() TO idem_operator;
