@@ -54,7 +54,7 @@ regress-installcheck:
 	scripts/check-schedule.sh
 	$(pg_regress_installcheck) $(REGRESS_OPTS)
 
-.PHONY: deps demo serve test bench bench-outbox fuzz model core-build format regress-installcheck
+.PHONY: deps demo serve test crash failover fuzz-sql sanitize bench bench-outbox fuzz model core-build format regress-installcheck
 
 deps:
 	scripts/install-deps.sh
@@ -84,3 +84,15 @@ format:
 	clang-format -i $(CORE_SRCS) $(EXT_SRCS) $(wildcard core/*.hpp core/*/*.hpp extension/*.hpp extension/*/*.hpp tests/*/*.cpp)
 
 EXTRA_CLEAN = regress/results build build-fuzz build-bench build-it
+
+crash: deps
+	CRASH_RESTARTS=$${CRASH_RESTARTS:-100} scripts/crash.sh
+
+fuzz-sql: deps
+	FUZZ_SQL_SECONDS=$${FUZZ_SQL_SECONDS:-600} scripts/fuzz-sql.sh
+
+sanitize: deps
+	scripts/sanitize.sh
+
+failover: deps
+	FAILOVER_COUNT=$${FAILOVER_COUNT:-20} scripts/failover.sh

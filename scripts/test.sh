@@ -73,6 +73,12 @@ suite "payload_hash == sha256sum(canonical bytes)" scripts/check-sha256sum.sh
 suite "demo script runs to the end (examples/demo.sql)" run_demo_script
 suite "integration + stress tests (libpqxx)" build/integration_tests --gtest_brief=1
 suite "end to end: checkout service, payment processor, order consumer (real HTTP)" scripts/e2e.sh
+# Smoke runs of the reliability and hostile-input suites, each on servers of its own (make crash,
+# make failover, make fuzz-sql run them long; docs/reliability.md).
+suite "crash loop smoke (5 SIGKILL restarts, amcheck)" env CRASH_RESTARTS=5 scripts/crash.sh
+suite "failover smoke (2 promotions of a synchronous standby)" env FAILOVER_COUNT=2 FAILOVER_INSTALL=0 scripts/failover.sh
+suite "SQL-surface fuzzer smoke (30 s, 4 sessions)" env FUZZ_SQL_SECONDS=30 FUZZ_SQL_BIN=build/tests/fuzz_sql/fuzz_sql \
+  FUZZ_SQL_NO_INSTALL=1 scripts/fuzz-sql.sh
 suite "fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-20} s)" env FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/fuzz.sh
 
 summary
