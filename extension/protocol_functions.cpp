@@ -19,7 +19,7 @@ protocol::RecordStatus status_arg(FunctionCallInfo fcinfo) {
   if (s == "in_progress") return protocol::RecordStatus::InProgress;
   if (s == "resolved") return protocol::RecordStatus::Resolved;
   if (s == "released") return protocol::RecordStatus::Released;
-  throw Error(ErrorCode::Internal, "unknown record status '" + std::string(s) + "'");
+  throw Error(ErrorCode::ArgumentInvalid, "unknown record status '" + std::string(s) + "'");
 }
 
 const char* decision_name(protocol::Decision d) {

@@ -114,6 +114,7 @@ BEGIN
   IF tenant IS NULL OR tenant = '' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'tenant must be a non-empty tenant id');
   END IF;
+  PERFORM idem._require_short_text(tenant, 'tenant');
   PERFORM idem._require_manages_binding(v_role, tenant, false);
   INSERT INTO idem.tenant_bindings (role_oid, tenant_id, bound_by, bound_at)
     VALUES (v_role, tenant, session_user, clock_timestamp()) ON CONFLICT DO NOTHING;
@@ -729,6 +730,311 @@ CREATE OR REPLACE VIEW idem.stuck_leases AS
 -- A barrier: the reader's own (cheaper, perhaps leaky) conditions run only on the rows it may see.
 ALTER VIEW idem.stuck_leases SET (security_barrier = true);
 ALTER VIEW idem.outbox_lag SET (security_barrier = true);
+
+-- ---------------------------------------------------------------------------------------------
+-- Arguments the SQL-surface fuzzer found unchecked: multidimensional arrays (PostgreSQL refuses
+-- `= ANY` over them with 0A000), and a tenant or order id too large for an index row (54000).
+
+-- (Two overloads rather than one on anyarray: a pseudo-type argument cannot be called with a
+-- literal, and the fuzzer calls every function so.)
+CREATE FUNCTION idem._require_flat_array(p_value text[], p_name text) RETURNS void
+  LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF array_ndims(p_value) > 1 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('%s must be a one-dimensional array, not %s-dimensional', p_name, array_ndims(p_value)));
+  END IF;
+END $$;
+
+CREATE FUNCTION idem._require_flat_array(p_value bigint[], p_name text) RETURNS void
+  LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT idem._require_flat_array(p_value::text[], p_name) $$;
+
+CREATE FUNCTION idem._require_short_text(p_value text, p_name text) RETURNS void
+  LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  -- The bound of a tenant and of every scope part (core/keys/key_validation.hpp): what an index
+  -- row holds with room to spare.
+  IF octet_length(p_value) > 256 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('%s is %s bytes; at most 256', p_name, octet_length(p_value)));
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION idem.create_consumer(consumer text, topics text[], max_attempts integer DEFAULT NULL) RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_missing text;
+BEGIN
+  PERFORM idem._require_flat_array(topics, 'topics');
+  IF consumer IS NULL OR consumer !~ '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('consumer %s is not a consumer name: 1-200 of A-Z a-z 0-9 . _ : -, starting with a letter or digit', coalesce(quote_literal(consumer), 'NULL')));
+  END IF;
+  IF topics IS NULL OR cardinality(topics) = 0 OR array_position(topics, NULL) IS NOT NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'topics must be a non-empty array without NULLs');
+  END IF;
+  IF max_attempts IS NOT NULL AND max_attempts NOT BETWEEN 1 AND 1000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('max_attempts must be 1..1000, got %s', coalesce(max_attempts::text, 'NULL')));
+  END IF;
+  SELECT t INTO v_missing FROM unnest(topics) AS t
+   WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_topics o WHERE o.topic = t) LIMIT 1;
+  IF v_missing IS NOT NULL THEN
+    PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN', format('no outbox topic %L', v_missing),
+      'Create it first: SELECT idem.create_topic(''' || v_missing || ''');');
+  END IF;
+  -- A new consumer gets 5 attempts unless told; an existing one keeps its own unless told.
+  INSERT INTO idem.outbox_consumers AS c (consumer, max_attempts)
+    VALUES (create_consumer.consumer, coalesce(create_consumer.max_attempts, 5))
+    ON CONFLICT ON CONSTRAINT outbox_consumers_pkey
+    DO UPDATE SET max_attempts = coalesce(create_consumer.max_attempts, c.max_attempts);
+  INSERT INTO idem.outbox_subscriptions (consumer, topic)
+    SELECT DISTINCT create_consumer.consumer, t FROM unnest(topics) AS t
+    ON CONFLICT DO NOTHING;
+END $$;
+
+CREATE OR REPLACE FUNCTION idem.claim(consumer text, topics text[] DEFAULT NULL, batch integer DEFAULT 100,
+                           visibility interval DEFAULT '30 seconds')
+  RETURNS TABLE (event_id bigint, tenant_id text, topic text, key text, payload jsonb,
+                 emitted_at timestamptz, committed_at timestamptz, attempt integer,
+                 redelivered boolean, token uuid)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  v_consumer idem.outbox_consumers;
+  v_topics text[];
+  v_unknown text;
+  v_now timestamptz := clock_timestamp();
+  v_until timestamptz;
+  v_token uuid := gen_random_uuid();
+  v_left integer;
+  cand record;
+  cur idem.outbox_cursor_states;
+  d record;
+  v_ids bigint[];
+  v_positions bigint[];
+  v_last integer;
+  v_taken_over boolean;
+  v_seen text[] := '{}';
+BEGIN
+  PERFORM idem._require_flat_array(topics, 'topics');
+  v_consumer := idem._outbox_consumer(consumer);
+  IF batch IS NULL OR batch NOT BETWEEN 1 AND 10000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..10000, got %s', coalesce(batch::text, 'NULL')));
+  END IF;
+  IF visibility IS NULL OR visibility <= interval '0' OR visibility > interval '12 hours' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('visibility must be a positive elapsed time of at most 12 hours, got %s', coalesce(visibility::text, 'NULL')));
+  END IF;
+  v_until := v_now + idem._elapsed(visibility);
+  IF topics IS NULL THEN
+    SELECT array_agg(s.topic ORDER BY s.topic) INTO v_topics FROM idem.outbox_subscriptions s WHERE s.consumer = claim.consumer;
+  ELSE
+    SELECT t INTO v_unknown FROM unnest(topics) AS t
+     WHERE t IS NULL OR NOT EXISTS (SELECT 1 FROM idem.outbox_subscriptions s WHERE s.consumer = claim.consumer AND s.topic = t)
+     LIMIT 1;
+    IF FOUND THEN
+      PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN',
+        format('consumer %L does not subscribe to topic %s', claim.consumer, coalesce(quote_literal(v_unknown), 'NULL')),
+        'Subscribe with idem.create_consumer(consumer, topics), or pass NULL for all of its topics.');
+    END IF;
+    v_topics := topics;
+  END IF;
+  v_left := batch;
+
+  -- New groups get their cursor here, by one claim of the consumer at a time (a try-lock: a
+  -- claim never waits for another; the next one picks up what this one skipped).
+  IF idem._try_lock_key(hashtextextended('idem.outbox_discover:' || claim.consumer, 0)) THEN
+    INSERT INTO idem.outbox_cursors (tenant_id, consumer, topic)
+      SELECT g.tenant_id, claim.consumer, g.topic FROM idem.outbox_groups g
+       WHERE g.topic = ANY (v_topics)
+         AND NOT EXISTS (SELECT 1 FROM idem.outbox_cursors c
+                          WHERE c.tenant_id = g.tenant_id AND c.consumer = claim.consumer AND c.topic = g.topic)
+      ON CONFLICT DO NOTHING;
+  END IF;
+
+  -- Replays of dead letters.
+  FOR d IN SELECT * FROM idem.outbox_dead_letters x
+            WHERE x.consumer = claim.consumer AND x.topic = ANY (v_topics)
+              AND x.replay_requested_at IS NOT NULL AND x.resolved_at IS NULL
+              AND (x.claim_until IS NULL OR x.claim_until <= v_now)
+            ORDER BY x.replay_requested_at, x.event_id LIMIT v_left
+              FOR UPDATE SKIP LOCKED LOOP
+    IF d.claim_token IS NOT NULL THEN
+      -- Its replay's claim ran out without an ack: the replay failed, like a nack of it, and the
+      -- letter is dead again until an operator asks once more.
+      UPDATE idem.outbox_dead_letters x
+         SET attempts = x.attempts + 1, replay_requested_at = NULL, claim_token = NULL, claim_until = NULL,
+             last_error = format('replay claim expired at %s without an ack',
+                                 to_char(d.claim_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+       WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
+      CONTINUE;
+    END IF;
+    UPDATE idem.outbox_dead_letters x SET claim_token = v_token, claim_until = v_until
+     WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
+    event_id := d.event_id; tenant_id := d.tenant_id; topic := d.topic; key := d.key; payload := d.payload;
+    emitted_at := d.emitted_at; committed_at := d.committed_at; attempt := d.attempts + 1;
+    redelivered := true; token := v_token;
+    RETURN NEXT;
+    v_left := v_left - 1;
+  END LOOP;
+
+  -- Groups with events past their cursor and no live claim, taken one at a time: pick one by its
+  -- newest state, lock it without waiting, and decide again on the state read under the lock.
+  LOOP
+    EXIT WHEN v_left <= 0;
+    SELECT c.tenant_id, c.topic INTO cand FROM idem.outbox_cursors c
+      LEFT JOIN LATERAL (SELECT * FROM idem.outbox_cursor_states x
+                          WHERE x.tenant_id = c.tenant_id AND x.consumer = c.consumer AND x.topic = c.topic
+                          ORDER BY x.version DESC LIMIT 1) s ON true
+     WHERE c.consumer = claim.consumer AND c.topic = ANY (v_topics)
+       AND NOT (c.tenant_id || chr(31) || c.topic = ANY (v_seen))  -- tenants and topics hold no control characters
+       AND (s.claim_until IS NULL OR s.claim_until <= v_now)
+       AND (s.not_before IS NULL OR s.not_before <= v_now)
+       -- Commits past the cursor drive (an index range from the cursor: nothing acked is read).
+       -- OFFSET 0 keeps each EXISTS a correlated probe (the planner would otherwise turn it into
+       -- a semi-join that reads every commit of the group), ORDER BY makes it walk the position
+       -- index from the cursor rather than the txn_id index with a filter.
+       AND EXISTS (SELECT 1 FROM idem.outbox_commits m
+                    WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= coalesce(s.acked_position, 0)
+                      AND EXISTS (SELECT 1 FROM idem.outbox_events e
+                                   WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
+                                     AND (m.position, e.event_id) > (coalesce(s.acked_position, 0), coalesce(s.acked_event_id, 0))
+                                  OFFSET 0)
+                    ORDER BY m.position OFFSET 0)
+     ORDER BY s.last_claimed_at NULLS FIRST, c.tenant_id, c.topic
+     LIMIT 1;
+    EXIT WHEN NOT FOUND;
+    v_seen := v_seen || (cand.tenant_id || chr(31) || cand.topic);
+    cur := idem._outbox_lock(cand.tenant_id, claim.consumer, cand.topic, 'skip');
+    CONTINUE WHEN cur.tenant_id IS NULL;                      -- another claim holds it
+    CONTINUE WHEN cur.claim_until > v_now OR cur.not_before > v_now;  -- claimed or nacked meanwhile
+    v_taken_over := cur.claim_events IS NOT NULL;
+    IF v_taken_over THEN
+      -- Taking over a claim whose visibility ran out: it counts as a failure of its oldest event.
+      cur := idem._outbox_fail_head(v_consumer, cur, format('claim expired at %s without an ack', to_char(cur.claim_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')), v_now);
+    END IF;
+    SELECT array_agg(n.event_id ORDER BY n.position, n.event_id), array_agg(n.position ORDER BY n.position, n.event_id)
+      INTO v_ids, v_positions
+      FROM (SELECT e.event_id, m.position FROM idem.outbox_commits m
+             CROSS JOIN LATERAL (SELECT x.event_id FROM idem.outbox_events x
+                                  WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.txn_id = m.txn_id
+                                    AND (m.position, x.event_id) > (cur.acked_position, cur.acked_event_id)
+                                  ORDER BY x.event_id OFFSET 0) e
+             WHERE m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position >= cur.acked_position
+             ORDER BY m.position, e.event_id LIMIT v_left) n;
+    IF v_ids IS NULL THEN
+      -- Nothing left to hand out (the last event went to the dead letters just now, or another
+      -- claim acked it between the pick and the lock): keep a takeover's changes.
+      IF v_taken_over THEN
+        PERFORM idem._outbox_write(cur);
+      END IF;
+      CONTINUE;
+    END IF;
+    v_last := cardinality(v_ids);
+    RETURN QUERY
+      SELECT e.event_id, e.tenant_id, e.topic, e.key, e.payload, e.emitted_at, m.committed_at,
+             CASE WHEN e.event_id = cur.head_event_id THEN cur.head_attempts + 1 ELSE 1 END,
+             (m.position, e.event_id) <= (cur.delivered_position, cur.delivered_event_id), v_token
+        FROM unnest(v_ids, v_positions) WITH ORDINALITY AS u(id, pos, n)
+        JOIN idem.outbox_commits m ON m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position = u.pos
+        JOIN idem.outbox_events e ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id AND e.event_id = u.id
+       ORDER BY u.n;
+    IF (v_positions[v_last], v_ids[v_last]) > (cur.delivered_position, cur.delivered_event_id) THEN
+      cur.delivered_position := v_positions[v_last];
+      cur.delivered_event_id := v_ids[v_last];
+    END IF;
+    cur.claim_token := v_token; cur.claim_until := v_until;
+    cur.claim_events := v_ids; cur.claim_positions := v_positions; cur.claim_acked := '{}';
+    cur.last_token := v_token; cur.not_before := NULL; cur.last_claimed_at := v_now;
+    PERFORM idem._outbox_write(cur);
+    v_left := v_left - v_last;
+  END LOOP;
+END $$;
+
+CREATE OR REPLACE FUNCTION idem.ack(consumer text, event_ids bigint[], token uuid) RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  g record;
+  v_n integer := 0;
+  v_missing bigint;
+  v_replays bigint[];
+  v_ids bigint[];
+  v_positions bigint[];
+BEGIN
+  PERFORM idem._require_flat_array(event_ids, 'event_ids');
+  PERFORM idem._outbox_consumer(consumer);
+  IF token IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'token must be the claim token idem.claim returned');
+  END IF;
+  IF event_ids IS NULL OR cardinality(event_ids) = 0 OR array_position(event_ids, NULL) IS NOT NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'event_ids must be a non-empty array without NULLs');
+  END IF;
+  SELECT x INTO v_missing FROM unnest(event_ids) AS x
+   WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_events e WHERE e.event_id = x) LIMIT 1;
+  IF FOUND THEN
+    PERFORM idem._outbox_event(consumer, v_missing);  -- raises ERR_OUTBOX_EVENT_UNKNOWN
+  END IF;
+  FOR g IN SELECT e.tenant_id, e.topic, array_agg(e.event_id ORDER BY e.event_id) AS ids,
+                  array_agg(m.position ORDER BY e.event_id) AS positions
+             FROM idem.outbox_events e
+             LEFT JOIN idem.outbox_commits m ON m.tenant_id = e.tenant_id AND m.topic = e.topic AND m.txn_id = e.txn_id
+            WHERE e.event_id = ANY (event_ids)
+            GROUP BY e.tenant_id, e.topic ORDER BY e.tenant_id, e.topic LOOP
+    IF NOT EXISTS (SELECT 1 FROM idem.outbox_subscriptions s WHERE s.consumer = ack.consumer AND s.topic = g.topic) THEN
+      PERFORM idem._outbox_event(consumer, g.ids[1]);  -- raises ERR_OUTBOX_NOT_CLAIMED
+    END IF;
+    -- One claim may hold replays of dead letters and the group's own events: each part is acked
+    -- where it is kept.
+    SELECT coalesce(array_agg(d.event_id), '{}') INTO v_replays FROM idem.outbox_dead_letters d
+     WHERE d.tenant_id = g.tenant_id AND d.consumer = ack.consumer AND d.event_id = ANY (g.ids)
+       AND ((d.claim_token IS NOT NULL AND d.resolved_at IS NULL) OR (d.resolution = 'replayed' AND d.claim_token = token));
+    IF cardinality(v_replays) > 0 THEN
+      v_n := v_n + idem._outbox_ack_replays(consumer, g.tenant_id, v_replays, token);
+    END IF;
+    IF cardinality(v_replays) < cardinality(g.ids) THEN
+      SELECT array_agg(u.id ORDER BY u.n), array_agg(u.pos ORDER BY u.n) INTO v_ids, v_positions
+        FROM unnest(g.ids, g.positions) WITH ORDINALITY AS u(id, pos, n) WHERE NOT (u.id = ANY (v_replays));
+      v_n := v_n + idem._outbox_ack_group(consumer, g.tenant_id, g.topic, v_ids, v_positions, token);
+    END IF;
+  END LOOP;
+  RETURN v_n;
+END $$;
+
+CREATE OR REPLACE FUNCTION idem.complete(handle text, attempt bigint, status integer, headers jsonb, body bytea,
+                              order_id text DEFAULT NULL, handler_response jsonb DEFAULT NULL,
+                              local_status text DEFAULT NULL, handler_called boolean DEFAULT true)
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  r idem.keys;
+  v_now timestamptz;
+BEGIN
+  PERFORM idem._require_short_text(order_id, 'order_id');
+  IF status IS NULL OR status NOT BETWEEN 100 AND 599 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('status must be an HTTP status code 100..599, got %s', coalesce(status::text, 'NULL')));
+  END IF;
+  IF headers IS NOT NULL AND jsonb_typeof(headers) <> 'object' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('headers must be a JSON object of header names to values, got a JSON %s', jsonb_typeof(headers)));
+  END IF;
+  IF handler_called IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'handler_called must be true or false',
+      'Say whether the handler (the payment processor) was called for this result.');
+  END IF;
+  PERFORM idem._require_durable_store();
+  r := idem._holder_row(handle, attempt, 'complete');
+  v_now := clock_timestamp();
+  UPDATE idem.keys k SET status = 'resolved', response_status = complete.status,
+         response_headers = coalesce(headers, '{}'::jsonb), response_body = coalesce(body, ''::bytea),
+         order_id = complete.order_id, handler_response = complete.handler_response,
+         local_status = complete.local_status,
+         lease_expires_at = NULL, resolved_at = v_now, expires_at = v_now + k.ttl
+   WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
+  PERFORM idem._audit_holder(r, 'completed', handler_called, order_id, handler_response, local_status, NULL, v_now);
+END $$;
 
 -- ---------------------------------------------------------------------------------------------
 -- Row-level security on every table of ours, forced for the owner too: the owner's policy lets

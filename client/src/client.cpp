@@ -155,8 +155,11 @@ struct ClientCore {
       if (!idle.empty()) {
         auto s = std::move(idle.back());
         idle.pop_back();
-        if (s->probe()) return Checkout(this, std::move(s), false);
+        // Probed without the pool's lock: it first reads the answer of a COMMIT sent without
+        // waiting, which may take as long as that COMMIT does (a synchronous standby away, a
+        // slow fsync), and no other thread may wait on that.
         lock.unlock();
+        if (s->probe()) return Checkout(this, std::move(s), false);
         s.reset();  // closed by the server while idle: replaced below or by the next checkout
         ++discarded;
         lock.lock();

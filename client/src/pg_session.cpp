@@ -145,7 +145,9 @@ struct Session::Impl {
         if (committing) throw OutcomeUnknown(e.what());
       }
       const auto [message, hint] = split_message(e.what());
-      throw_for_sqlstate(e.sqlstate(), message, hint);
+      // libpqxx 6.4 throws insufficient_privilege without its SQLSTATE.
+      const bool denied = dynamic_cast<const pqxx::insufficient_privilege*>(&e) != nullptr;
+      throw_for_sqlstate(e.sqlstate().empty() && denied ? std::string("42501") : e.sqlstate(), message, hint);
     } catch (const pqxx::failure& e) {
       if (!conn.is_open()) {
         broken = true;

@@ -131,3 +131,40 @@ TEST(ClientPool, ConnectionClosedByTheServerIsReplaced) {
 
 }  // namespace
 }  // namespace idem::it
+
+namespace idem::it {
+namespace {
+
+// Regression (failover review): a replay's COMMIT is sent without waiting and its answer read
+// at the connection's next checkout. That read happened under the pool's lock, so while one such
+// COMMIT waited (here a deferred trigger sleeps in it; a synchronous standby away does the same)
+// every other thread of the Client waited too. Now only the thread that took that connection
+// waits: another opens a connection of its own and finishes before the COMMIT lands.
+TEST(ClientPool, ASlowDeferredCommitStallsOnlyItsOwnConnection) {
+  ClientDatabase db;
+  Connection admin(db.url());
+  admin.exec("CREATE FUNCTION slow_replay_audit() RETURNS trigger LANGUAGE plpgsql AS"
+             " $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$");
+  admin.exec("CREATE CONSTRAINT TRIGGER slow_replay_audit AFTER INSERT ON idem.mutations DEFERRABLE INITIALLY DEFERRED"
+             " FOR EACH ROW WHEN (NEW.outcome = 'replay') EXECUTE FUNCTION slow_replay_audit()");
+  ClientOptions options;
+  options.pool_size = 2;
+  Client client(db.url(), options);
+  std::atomic<int> runs{0};
+  ASSERT_EQ(client.run(order_request("slow-commit-key-00001"), order_handler(runs, "o1")).status, 201);
+  ASSERT_EQ(client.run(order_request("slow-commit-key-00001"), order_handler(runs, "o1")).status, 201);  // replay
+  // The replay's connection is idle with its COMMIT still sleeping. Thread 1 takes it (and waits
+  // for that COMMIT); the main thread, a moment later, must not wait behind thread 1.
+  std::thread first([&] { client.query("SELECT 1"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(client.query("SELECT 'second'").at(0).at(0), "second");
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.mutations WHERE outcome = 'replay'"), 0)
+      << "the second query waited for the first connection's COMMIT";
+  first.join();
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.mutations WHERE outcome = 'replay'"), 1);
+  EXPECT_EQ(client.stats().deferred_commit_failures, 0u);
+  EXPECT_EQ(client.stats().connections_opened, 2u);
+}
+
+}  // namespace
+}  // namespace idem::it
