@@ -52,14 +52,14 @@ SELECT idem.checkpoint(:'capture', :first_token, 'charge_created', '{"charge_id"
 \echo '   ... the worker dies here. A concurrent retry while the lease lives gets in_progress (HTTP 409):'
 SELECT outcome, retry_after FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb);
 SELECT pg_sleep(0.3) AS waiting_for_the_lease_to_expire;
-SELECT outcome, attempt AS new_token, recovery_point, recovery_data FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb) \gset
+SELECT outcome, handle AS new_capture, attempt AS new_token, recovery_point, recovery_data FROM idem.acquire('acme', 'capture-7d3f0a9e-5b1c-4e2a', '{"payment":"pay_9","amount_cents":500}'::jsonb) \gset
 \echo '   acquire ->' :outcome ', fencing token' :new_token ', resume after' :recovery_point :recovery_data
 \echo '   The dead worker comes back and tries to record its result: fenced out.'
 \set ON_ERROR_STOP off
 SELECT idem.complete(:'capture', :first_token, 200, '{}', 'stale');
 \set ON_ERROR_STOP on
 \echo '   The new holder verifies charge ch_77 with the processor (no second charge) and completes:'
-SELECT 'stored' AS complete FROM idem.complete(:'capture', :new_token, 200, '{}', convert_to('{"charge_id":"ch_77","status":"paid"}', 'UTF8'),
+SELECT 'stored' AS complete FROM idem.complete(:'new_capture', :new_token, 200, '{}', convert_to('{"charge_id":"ch_77","status":"paid"}', 'UTF8'),
                                                handler_response => '{"charge_id":"ch_77"}', local_status => 'paid');
 SELECT status, attempt = :new_token AS completed_by_new_holder, recovery_point, convert_from(response_body, 'UTF8') AS stored_response FROM idem.keys WHERE client_key = 'capture-7d3f0a9e-5b1c-4e2a';
 
