@@ -10,6 +10,7 @@
 #include "core/keys/key_validation.hpp"
 #include "http.hpp"
 #include "pg_session.hpp"
+#include "sql_text.hpp"
 
 namespace idem {
 namespace {
@@ -38,39 +39,6 @@ const std::vector<pg::Statement> kStatements = {
 // Columns of kAcquire.
 enum AcquireColumn { kOutcome, kHandle, kToken, kRecoveryPoint, kRecoveryData, kStatus, kHeaders, kBody, kRetryAfter };
 
-std::string hex_bytea(std::string_view bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out = "\\x";
-  out.reserve(2 + 2 * bytes.size());
-  for (unsigned char c : bytes) {
-    out += kHex[c >> 4];
-    out += kHex[c & 0xF];
-  }
-  return out;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  throw DatabaseError("ERR_CLIENT_DATABASE", "", "bytea output is not hex");
-}
-
-std::string unhex_bytea(const std::string& text) {
-  if (text.size() < 2 || text.compare(0, 2, "\\x") != 0 || text.size() % 2 != 0) {
-    throw DatabaseError("ERR_CLIENT_DATABASE", "", "bytea output is not in hex format (bytea_output = hex)");
-  }
-  std::string out;
-  out.reserve(text.size() / 2 - 1);
-  for (std::size_t i = 2; i < text.size(); i += 2) out += static_cast<char>(hex_digit(text[i]) * 16 + hex_digit(text[i + 1]));
-  return out;
-}
-
-SqlValue interval(const std::optional<std::chrono::milliseconds>& d) {
-  if (!d) return std::nullopt;
-  return std::to_string(d->count()) + " milliseconds";
-}
-
 // A core error found before anything was sent, as the client's exception.
 ClientError client_error_of(const Error& e) {
   std::string detail = e.what();
@@ -80,6 +48,10 @@ ClientError client_error_of(const Error& e) {
 }
 
 }  // namespace
+
+using sql_text::hex_bytea;
+using sql_text::interval;
+using sql_text::unhex_bytea;
 
 struct Attempt::State {
   pg::Session* session = nullptr;
