@@ -6,6 +6,7 @@
 #   new_key    BEGIN; acquire a new key; INSERT; complete; COMMIT    (new_key.sql)
 #   replay     BEGIN; acquire a resolved key, same payload; COMMIT   (replay.sql)
 #   contended  every client on the same 10 keys, short ttl           (contended.sql)
+#   peer_new_key / peer_replay  the same flows on a hand-written idempotency table (peer_setup.sql)
 # each at 1 and BENCH_CLIENTS clients for BENCH_SECONDS, plus floor and new_key at a fixed rate
 # (pgbench -R BENCH_RATE) for p99 latency. Ends with one table; full output in the results folder.
 #
@@ -60,7 +61,7 @@ psql "$URL" -qAtX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "
   -c "CREATE DATABASE $DB" >/dev/null
 q() { psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 "$@"; }
 q -c "CREATE EXTENSION pg_idempotency" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
-q -f "$PGB/setup.sql" >/dev/null
+q -f "$PGB/setup.sql" -f "$PGB/peer_setup.sql" >/dev/null
 echo "server: $(q -c "SELECT 'fsync=' || current_setting('fsync') || ' synchronous_commit=' ||
   current_setting('synchronous_commit') || ' shared_buffers=' || current_setting('shared_buffers') ||
   ' ' || split_part(version(), ' on ', 1)")"
@@ -143,7 +144,17 @@ expect() {
   if [ "$2" != "$3" ]; then problems+=("$1: got $2, expected $3"); echo "   CHECK FAILED: $1: got $2, expected $3"; fi
 }
 
-clear_tables() { q -c "TRUNCATE bench_orders, idem.keys" >/dev/null; }
+clear_tables() { q -c "TRUNCATE bench_orders, idem.keys, peer_idempotency_keys, peer_audit_records" >/dev/null; }
+
+# The hand-written peer (peer_setup.sql) under the same business write.
+peer_new_key() {
+  clear_tables
+  run peer_new_key peer_new_key.sql "$@"
+  expect "peer_new_key $1 clients: keys = orders = audit rows = transactions" \
+    "$(q -c "SELECT (SELECT count(*) FROM peer_idempotency_keys WHERE response_code = 201) || ' ' ||
+                    (SELECT count(*) FROM bench_orders) || ' ' || (SELECT count(*) FROM peer_audit_records)")" \
+    "$TXNS $TXNS $TXNS"
+}
 
 # Fencing tokens issued so far (one global sequence: each acquired or resumed attempt takes one).
 tokens_issued() { q -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM idem.fencing_token_seq"; }
@@ -209,13 +220,19 @@ floor 1 -
 floor "$BENCH_CLIENTS" -
 new_key 1 -
 new_key "$BENCH_CLIENTS" -
+peer_new_key 1 -
+peer_new_key "$BENCH_CLIENTS" -
 floor "$BENCH_CLIENTS" "$BENCH_RATE"
 new_key "$BENCH_CLIENTS" "$BENCH_RATE"
 clear_tables
 echo "   resolving $BENCH_REPLAY_KEYS keys for the replay workload"
-q -c "CALL bench_populate_replay($BENCH_REPLAY_KEYS)" -c "VACUUM ANALYZE idem.keys" >/dev/null
+q -c "CALL bench_populate_replay($BENCH_REPLAY_KEYS)" -c "CALL peer_populate_replay($BENCH_REPLAY_KEYS)" \
+  -c "VACUUM ANALYZE idem.keys" -c "VACUUM ANALYZE peer_idempotency_keys" >/dev/null
 replay 1 -
 replay "$BENCH_CLIENTS" -
+# The replay's hand-written peer, audited like ours (one audit row per replay).
+run peer_replay peer_replay.sql 1 - -D replay_keys="$BENCH_REPLAY_KEYS"
+run peer_replay peer_replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 # The replay's peer: the same replays with idem.audit_replays off (no audit row).
 PGOPTIONS="-c idem.audit_replays=off" run replay_noaudit replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 contended 1 -
@@ -255,7 +272,8 @@ awk -F '\t' '
       printf "%-10s %7s %6s %10s %9s %8s %8s %9s\n", f[1], f[2], f[3], (f[4] == "-" ? "-" : sprintf("%.1f", f[4])), f[7], f[8], f[6], ratio
     }
   }' "$RESULTS" | tee "$OUT/summary.txt"
-echo "peers: replay vs replay_noaudit (idem.audit_replays off), new_key vs new_key_noaudit (audit append"
+echo "peers: new_key vs peer_new_key and replay vs peer_replay (the hand-written table of bench/pgbench/peer_setup.sql),"
+echo "replay vs replay_noaudit (idem.audit_replays off), new_key vs new_key_noaudit (audit append"
 echo "swapped for a no-op in the bench database), status_guarded vs status_plain (the trigger + its log row)"
 if [ -s "$OUT/contended-mix.txt" ]; then
   echo "contended outcome mix (1 client, then $BENCH_CLIENTS):"
