@@ -49,9 +49,8 @@ WORKLOAD_LOG=$BASE/workload.log
 DB=crash
 URL="postgresql://postgres@127.0.0.1:$PORT/$DB?connect_timeout=5"
 
-as_server() {
-  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
-}
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
 psql_crash() { "$BIN/psql" -qAtX -v ON_ERROR_STOP=1 "postgresql://postgres@127.0.0.1:$PORT/${2:-$DB}" -c "$1"; }
 # shellcheck disable=SC2016  # $1 is the inner shell's
 port_busy() { timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$PORT" 2>/dev/null; }
@@ -66,19 +65,8 @@ fail() { echo "crash: FAILED: $*" >&2; exit 1; }
 init_cluster() {
   mkdir -p "$BASE" "$SOCKETS"
   if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$BASE" "$SOCKETS"; fi
-  as_server "$BIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$BASE/initdb.log"
-  cat >>"$DATA/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$SOCKETS'
-fsync = on
-synchronous_commit = on
-max_connections = 100
-shared_buffers = 256MB
-shared_preload_libraries = 'pg_stat_statements'
-max_prepared_transactions = 10
-log_min_messages = warning
-checkpoint_timeout = 30s
-CONF
+  init_durable_cluster "$BIN" "$DATA" "$SOCKETS" "$BASE/initdb.log"
+  echo "checkpoint_timeout = 30s" | as_server tee -a "$DATA/postgresql.conf" >/dev/null
 }
 
 start_server() {

@@ -36,14 +36,8 @@ URI="postgresql://postgres@127.0.0.1:$PORT_A,127.0.0.1:$PORT_B/$DB?target_sessio
 say() { echo "failover: $*"; }
 die() { echo "failover: $*" >&2; exit 1; }
 
-# PostgreSQL refuses to run as root: the servers' work is done as `postgres` then.
-as_server() {
-  if [ "$(id -u)" -eq 0 ]; then
-    (cd / && runuser -u postgres -- "$@")
-  else
-    "$@"
-  fi
-}
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
 
 data_of() { echo "$BASE/$1/data"; }
 port_of() { if [ "$1" = a ]; then echo "$PORT_A"; else echo "$PORT_B"; fi; }
@@ -88,19 +82,10 @@ cleanup() {
 init_primary() {
   local data
   data=$(data_of a)
-  as_server "$BIN/initdb" -D "$data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$BASE/a/initdb.log"
+  init_durable_cluster "$BIN" "$data" "$RUN_DIR" "$BASE/a/initdb.log"
   local sync_names="'*'"
   [ "$ASYNC" = 1 ] && sync_names="''"
   as_server tee -a "$data/postgresql.conf" >/dev/null <<CONF
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$RUN_DIR'
-fsync = on
-synchronous_commit = on
-max_connections = 100
-shared_buffers = 256MB
-shared_preload_libraries = 'pg_stat_statements'
-max_prepared_transactions = 10
-log_min_messages = warning
 wal_level = replica
 max_wal_senders = 10
 wal_keep_size = '512MB'    # the WAL a rewound node needs to catch up (no replication slots)

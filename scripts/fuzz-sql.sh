@@ -27,10 +27,8 @@ DB=idem_fuzz
 PGBIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 [ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
 
-# PostgreSQL refuses to run as root: the server's work runs as `postgres` then.
-as_server() {
-  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
-}
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
 # shellcheck disable=SC2016  # $1 is the inner shell's
 port_busy() { timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
 
@@ -64,16 +62,11 @@ trap 'exit 143' TERM
 
 rm -rf "$BASE" && mkdir -p "$BASE/run"
 if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$BASE"; fi
-as_server "$PGBIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$BASE/initdb.log"
-# As scripts/pg.sh: UTF8, fsync and synchronous_commit on (acquire/complete refuse a store
-# without them). Errors are not logged (millions of them, some with 1 MB statements); a crashed
-# backend still is, at LOG level, with the statement it ran.
-cat >>"$DATA/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
+init_durable_cluster "$PGBIN" "$DATA" "$BASE/run" "$BASE/initdb.log"
+# Errors are not logged (millions of them, some with 1 MB statements); a crashed backend still
+# is, at LOG level, with the statement it ran.
+as_server tee -a "$DATA/postgresql.conf" >/dev/null <<CONF
 port = $PORT
-unix_socket_directories = '$BASE/run'
-fsync = on
-synchronous_commit = on
 max_connections = 50
 shared_buffers = 128MB
 log_min_messages = log

@@ -21,14 +21,8 @@ resolve_paths
 BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 [ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
 
-# PostgreSQL refuses to run as root: do the server's work as `postgres` then.
-as_server() {
-  if [ "$(id -u)" -eq 0 ]; then
-    (cd / && runuser -u postgres -- "$@")  # cd /: the checkout may be closed to postgres
-  else
-    "$@"
-  fi
-}
+# shellcheck source=scripts/cluster.sh
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
 
 # The cluster lives in .pg/. When the server's user cannot reach the checkout (a clone under a
 # 0700 home directory, say), .pg becomes a link to a directory it can reach.
@@ -125,19 +119,7 @@ init_cluster() {
   if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$BASE" "$RUN"; fi
   # postgres must be able to reach the repo; a 0700 home directory would stop it here.
   as_server test -x "$BASE" || { echo "pg.sh: user postgres cannot enter $BASE" >&2; exit 1; }
-  as_server "$BIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$BASE/initdb.log"
-  # Durable by design: acquire/complete refuse a store without fsync or synchronous_commit.
-  cat >>"$DATA/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$RUN'
-fsync = on
-synchronous_commit = on
-max_connections = 100
-shared_buffers = 256MB
-shared_preload_libraries = 'pg_stat_statements'
-max_prepared_transactions = 10
-log_min_messages = warning
-CONF
+  init_durable_cluster "$BIN" "$DATA" "$RUN" "$BASE/initdb.log"
 }
 
 start() {
