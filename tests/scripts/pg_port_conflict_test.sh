@@ -22,7 +22,7 @@ listening() { timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/
 WORK=$(mktemp -d /tmp/pg_port_conflict.XXXXXX)
 chmod 755 "$WORK"                  # the other cluster's server (postgres) must enter it
 OTHER="$WORK/other"                # the other cluster: $OTHER/data
-FAKE="$WORK/checkout"              # a checkout with this checkout's pg.sh and lib.sh
+FAKE="$WORK/checkout"              # a checkout with this checkout's pg.sh, lib.sh, cluster.sh
 LISTENER_PID="" WAITER_PID=""
 
 cleanup() {
@@ -77,7 +77,7 @@ echo "ports: other cluster $OTHER_PORT, fake checkout $OUR_PORT, spare $SPARE_PO
 
 # ---- the fake checkout and the wrapper that uses test.sh's helper --------------------------------
 mkdir -p "$FAKE/scripts"
-cp "$REPO/scripts/pg.sh" "$REPO/scripts/lib.sh" "$FAKE/scripts/"
+cp "$REPO/scripts/pg.sh" "$REPO/scripts/lib.sh" "$REPO/scripts/cluster.sh" "$FAKE/scripts/"
 # Like a clone in a 0700 home directory: as root, pg.sh then links .pg to a /var/tmp directory.
 chmod 700 "$FAKE"
 # wrapper.sh MODE MARKER: pg_up as test.sh/demo.sh do; writes MARKER only if it got a server
