@@ -15,6 +15,13 @@ for target in "${TARGETS[@]}"; do
   # Each corpus grows across runs (git-ignored); the committed seeds start both.
   mkdir -p "fuzz/corpus/$target"
   echo "== $target (${PER_TARGET} s)"
-  ./build-fuzz/"$target" -max_total_time="$PER_TARGET" -print_final_stats=1 -max_len=4096 \
-    -artifact_prefix=fuzz/ "fuzz/corpus/$target" fuzz/seeds 2>&1 | tail -n 25
+  # The full output (the recommended dictionary and all) stays in a log; a crash prints its tail.
+  log="build-fuzz/$target.log"
+  if ! ./build-fuzz/"$target" -max_total_time="$PER_TARGET" -print_final_stats=1 -max_len=4096 \
+      -artifact_prefix=fuzz/ "fuzz/corpus/$target" fuzz/seeds >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "$target: FAILED (full output: $log)"
+    exit 1
+  fi
+  grep -E '^(Done [0-9]+ runs|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' "$log"
 done

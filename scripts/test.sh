@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: build, install, start the throwaway cluster, then every suite. Exits non-zero when
-# any suite fails; the last line is "N passed, N failed" over the suites.
+# any suite fails; ends with a line per suite, the test cases and checks they counted, and
+# "suites: N passed, N failed".
 # The cluster is stopped at the end (also on failure, Ctrl-C, SIGTERM) if this run started it, and
 # left running if it was running before. When it cannot be started, or the server on $PGPORT is not
 # this checkout's (data directory) or does not load the extension just built, the run stops there:
@@ -12,18 +13,61 @@ cd "$ROOT"
 passed=0
 failed=0
 failed_names=()
+report=()         # one line per suite, printed again at the end
+tests_passed=0    # test cases and checks the suites reported (GoogleTest, pg_regress, scripts)
+tests_failed=0
+LOGS=$(mktemp -d)  # each suite's output, for counting its tests; removed by summary
+
+# count_tests LOG: "PASSED FAILED" over the result lines of the runners our suites use:
+# GoogleTest ("[  PASSED  ] 108 tests.", "[  FAILED  ] 2 tests, listed below"), pg_regress
+# ("All 45 tests passed.", "2 of 45 tests failed."), and our scripts ("41 of 41 checks passed",
+# "70 checks passed").
+count_tests() {
+  awk '
+    /^\[  PASSED  \] [0-9]+ tests?\./ { p += $4 }
+    /^\[  FAILED  \] [0-9]+ tests?, listed below/ { f += $4 }
+    /^ *All [0-9]+ tests passed\./ { p += $2 }
+    /^ *[0-9]+ of [0-9]+ tests failed\./ { f += $1; p += $3 - $1 }
+    /[0-9]+ of [0-9]+ checks passed/ { for (i = 1; i <= NF; i++) if ($(i+1) == "of" && $(i+3) == "checks") { p += $(i+2); f += $(i+2) - $i } }
+    /^[a-z_]+: [0-9]+ checks passed/ { p += $2 }
+    END { printf "%d %d\n", p, f }' "$1"
+}
+
 suite() {
   local name=$1
   shift
   echo "=== $name"
-  local start=$SECONDS
-  if "$@"; then
+  local start=$SECONDS log="$LOGS/$((passed + failed)).log" rc=0
+  # Not a pipeline: the suite runs in this shell, so what it sets (pg_up's "this run started the
+  # server") holds for the suites after it.
+  local out tee_pid
+  exec {out}> >(tee "$log")
+  tee_pid=$!
+  "$@" >&"$out" 2>&1 {out}>&- || rc=$?
+  exec {out}>&-
+  # tee ends once everything is written, unless a process the suite left running still holds
+  # the output (it should not: servers write to their own logs); don't hang on one.
+  local waited=0
+  while kill -0 "$tee_pid" 2>/dev/null && [ "$waited" -lt 50 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill "$tee_pid" 2>/dev/null
+  wait "$tee_pid" 2>/dev/null
+  local counts p f
+  counts=$(count_tests "$log")
+  p=${counts% *}
+  f=${counts#* }
+  tests_passed=$((tests_passed + p))
+  tests_failed=$((tests_failed + f))
+  local tally=""
+  [ $((p + f)) -gt 0 ] && tally=", $p tests passed, $f failed"
+  if [ "$rc" -eq 0 ]; then
     passed=$((passed + 1))
-    echo "--- $name: ok ($((SECONDS - start)) s)"
+    echo "--- $name: ok ($((SECONDS - start)) s$tally)"
+    report+=("ok      $name ($((SECONDS - start)) s$tally)")
   else
     failed=$((failed + 1))
     failed_names+=("$name")
-    echo "--- $name: FAILED ($((SECONDS - start)) s)"
+    echo "--- $name: FAILED ($((SECONDS - start)) s$tally)"
+    report+=("FAILED  $name ($((SECONDS - start)) s$tally)")
     return 1
   fi
 }
@@ -32,10 +76,14 @@ suite() {
 summary() {
   echo
   pg_down || { failed=$((failed + 1)); failed_names+=("stop throwaway PostgreSQL"); }
+  echo "=== summary"
+  printf '%s\n' "${report[@]}"
   if [ "$failed" -gt 0 ]; then
     printf 'failed suites: %s\n' "${failed_names[*]}"
   fi
+  echo "tests: $tests_passed passed, $tests_failed failed (test cases and checks the suites counted)"
   echo "suites: $passed passed, $failed failed"
+  rm -rf "$LOGS"
   [ "$failed" -eq 0 ]
 }
 
