@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,20 @@ class Error : public std::runtime_error {
  private:
   ErrorCode code_;
   std::string hint_;
+};
+
+// An error PostgreSQL itself defines, raised with its own SQLSTATE and message (a row that
+// breaks one of our tables' invariants is a check_violation, 23514, as when they were CHECKs).
+class StandardError : public std::runtime_error {
+ public:
+  StandardError(const char* sqlstate, const std::string& message) : std::runtime_error(message) {
+    std::memcpy(sqlstate_, sqlstate, 5);
+    sqlstate_[5] = '\0';
+  }
+  const char* sqlstate() const noexcept { return sqlstate_; }
+
+ private:
+  char sqlstate_[6];
 };
 
 }  // namespace idem

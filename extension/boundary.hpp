@@ -45,6 +45,9 @@ auto Guard(Body body) noexcept -> decltype(body()) {
     boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, error_sqlstate(e.code()));
     boundary_detail::copy_text(failure.message, sizeof failure.message, e.what());
     boundary_detail::copy_text(failure.hint, sizeof failure.hint, e.hint().c_str());
+  } catch (const StandardError& e) {
+    boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, e.sqlstate());
+    boundary_detail::copy_text(failure.message, sizeof failure.message, e.what());
   } catch (const pg::PgError& e) {
     failure.pg_error = e.data();
   } catch (const std::bad_alloc&) {

@@ -9,6 +9,7 @@
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
+#include "extension/key_lock.hpp"
 
 namespace idem {
 namespace {
@@ -49,44 +50,22 @@ Datum decide(FunctionCallInfo fcinfo) {
   return datum::text_datum(decision_name(protocol::decide(r)));
 }
 
-// A key's lock: a transaction-level advisory lock in a tag space of its own (field4 = 3; the SQL
-// functions pg_advisory_lock(bigint) and (int, int) use 1 and 2), so no role that can only call
-// SQL's advisory-lock functions can take, pin or release it.
-LOCKTAG key_lock_tag(int64 key) {
-  LOCKTAG tag;
-  SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, static_cast<uint32>(static_cast<uint64>(key) >> 32),
-                       static_cast<uint32>(key), 3);
-  return tag;
-}
-
 // _try_lock_key(key): take the key's lock if it is free, never waiting.
-Datum try_lock_key(FunctionCallInfo fcinfo) {
-  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
-  return BoolGetDatum(
-      pg::guarded([&] { return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL; }));
-}
+Datum try_lock_key(FunctionCallInfo fcinfo) { return BoolGetDatum(key_lock::try_take(PG_GETARG_INT64(0))); }
 
-// _wait_lock_key(key): take it, waiting (lock_timeout, deadlock detection and cancel apply).
+// _wait_lock_key(key): take it, waiting.
 Datum wait_lock_key(FunctionCallInfo fcinfo) {
-  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
-  pg::guarded([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+  key_lock::take(PG_GETARG_INT64(0));
   PG_RETURN_VOID();
 }
 
 // _unlock_key(key): give back the hold this call took when acquire refuses (a refused caller must
-// hold nothing). LockRelease drops one hold by the current resource owner, so a key this
-// transaction already held (it is its holder) stays held.
-Datum unlock_key(FunctionCallInfo fcinfo) {
-  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
-  return BoolGetDatum(pg::guarded([&] { return LockRelease(&tag, ExclusiveLock, false); }));
-}
+// hold nothing). A key this transaction already held (it is its holder) stays held.
+Datum unlock_key(FunctionCallInfo fcinfo) { return BoolGetDatum(key_lock::give_back(PG_GETARG_INT64(0))); }
 
 // _key_locked_by_me(key): this transaction holds the key (taking it again would succeed, since
 // locks are re-entrant: purge must not mistake its caller's own unfinished key for a free one).
-Datum key_locked_by_me(FunctionCallInfo fcinfo) {
-  const LOCKTAG tag = key_lock_tag(PG_GETARG_INT64(0));
-  return BoolGetDatum(pg::guarded([&] { return LockHeldByMe(&tag, ExclusiveLock); }));
-}
+Datum key_locked_by_me(FunctionCallInfo fcinfo) { return BoolGetDatum(key_lock::held_by_me(PG_GETARG_INT64(0))); }
 
 // A lease or TTL argument: NULL takes the setting's default; the result is pure elapsed time,
 // positive and at most the bound.

@@ -6,18 +6,14 @@
 #include "extension/database_encoding.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
+#include "extension/key_lock.hpp"
 #include "extension/store_functions.hpp"
 
 namespace idem {
 namespace {
 
-// The first 8 bytes of the SHA-256 scope digest. Two keys sharing a lock key only make one of them
-// report in_progress needlessly (p = 2^-64 a pair); they never make a key execute twice.
 Datum lock_key(FunctionCallInfo fcinfo) {
-  const hash::Digest digest = datum::digest_arg(fcinfo, 0, "scope_digest");
-  uint64 key = 0;
-  for (int i = 0; i < 8; ++i) key = (key << 8) | digest[i];
-  return Int64GetDatum(static_cast<int64>(key));
+  return Int64GetDatum(key_lock::of_digest(datum::digest_arg(fcinfo, 0, "scope_digest")));
 }
 
 // A batch transaction that meets its own key again must see it as executing (in_progress),
@@ -49,29 +45,33 @@ constexpr const char* kRemedy =
 // uses the synchronous_commit in force at that moment (a SET LOCAL after complete counts).
 bool wrote_records_in_transaction = false;
 
-// Why fail closed: a response acknowledged to the client and then lost in a crash lets the
-// client's retry execute the mutation a second time.
-Datum require_durable_store(FunctionCallInfo fcinfo) {
-  require_utf8_database();
-  wrote_records_in_transaction = true;
-  if (gucs::allow_non_atomic_store) PG_RETURN_VOID();
-  const char* problem = unsafe_setting();
-  if (problem == nullptr) {
-    const Oid ns = get_namespace_oid("idem", false);
-    const Oid table = get_relname_relid("keys", ns);
-    if (!OidIsValid(table) || get_rel_persistence(table) != RELPERSISTENCE_PERMANENT) {
-      problem = "table idem.keys is not a permanent (WAL-logged) table";
-    }
-  }
-  if (problem != nullptr) {
-    throw Error(ErrorCode::NonAtomicStore, std::string(problem) + kConsequence, kRemedy);
-  }
+Datum require_durable_store(FunctionCallInfo) {
+  require_durable_store_now();
   PG_RETURN_VOID();
 }
 
 Datum retry_after(FunctionCallInfo) { return Int32GetDatum(gucs::retry_after_seconds); }
 
 }  // namespace
+
+// Why fail closed: a response acknowledged to the client and then lost in a crash lets the
+// client's retry execute the mutation a second time.
+void require_durable_store_now() {
+  require_utf8_database();
+  wrote_records_in_transaction = true;
+  if (gucs::allow_non_atomic_store) return;
+  const char* problem = unsafe_setting();
+  if (problem == nullptr) {
+    const bool permanent = pg::guarded([] {
+      const Oid table = get_relname_relid("keys", get_namespace_oid("idem", false));
+      return OidIsValid(table) && get_rel_persistence(table) == RELPERSISTENCE_PERMANENT;
+    });
+    if (!permanent) problem = "table idem.keys is not a permanent (WAL-logged) table";
+  }
+  if (problem != nullptr) {
+    throw Error(ErrorCode::NonAtomicStore, std::string(problem) + kConsequence, kRemedy);
+  }
+}
 
 // Called by PostgreSQL at every transaction event. No C++ object lives here: the refusal goes
 // through the boundary's own raise, from plain data.

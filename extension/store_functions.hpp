@@ -5,6 +5,10 @@
 
 namespace idem {
 
+// ERR_NON_ATOMIC_IDEMPOTENCY_STORE unless a commit now would be durable; notes that this
+// transaction writes records, so the check runs again at its commit. (idem._require_durable_store)
+void require_durable_store_now();
+
 // Transaction callback: refuses to commit a transaction that wrote idempotency records while
 // fsync or synchronous_commit is off at commit time (ERR_NON_ATOMIC_IDEMPOTENCY_STORE).
 void check_durability_at_commit(XactEvent event, void* arg);

@@ -18,6 +18,7 @@ extern "C" {
 #include "catalog/pg_collation.h" // C_COLLATION_OID: tenant ids compare bytewise
 #include "datatype/timestamp.h"   // Interval and USECS_PER_DAY for elapsed-time leases and TTLs
 #include "fmgr.h"                 // PG_FUNCTION_INFO_V1, FunctionCallInfo
+#include "funcapi.h"              // get_call_result_type, HeapTupleGetDatum: acquire's composite result
 #include "mb/pg_wchar.h"          // GetDatabaseEncoding: fingerprints need a UTF-8 database
 #include "miscadmin.h"            // CHECK_FOR_INTERRUPTS, MyDatabaseId
 #include "storage/lock.h"         // LockRelease: give back a key's advisory lock after a refusal

@@ -1,0 +1,150 @@
+// idem.complete in C. The common call (valid arguments, from the lease's holder, the key's lock
+// free) runs through kept plans: one lock probe, one row read under lock, one UPDATE, one audit
+// INSERT. Every other call goes to idem._complete_general, the PL/pgSQL reference, which waits
+// where it must and names the refusal, so each rule and each message stays in one place. The
+// fast path hands over holding nothing it took and having written nothing.
+#include "core/keys/handle.hpp"
+#include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
+#include "extension/hot_path/audit_append.hpp"
+#include "extension/hot_path/kept_plan.hpp"
+#include "extension/hot_path/tenant_check.hpp"
+#include "extension/key_lock.hpp"
+#include "extension/store_functions.hpp"
+
+namespace idem::hot {
+namespace {
+
+constexpr int kCompleteArgs = 9;  // handle, attempt, status, headers, body, order_id, handler_response, local_status, handler_called
+
+KeptPlan general_complete{"SELECT idem._complete_general($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                          kCompleteArgs,
+                          {TEXTOID, INT8OID, INT4OID, JSONBOID, BYTEAOID, TEXTOID, JSONBOID, TEXTOID, BOOLOID},
+                          nullptr};
+
+// Under the key's lock only purge_expired can hold the row (it is deleting history): never wait.
+KeptPlan holder_row{
+    "SELECT k.status = 'in_progress' AND k.attempt = $3, k.lease_secret_hash, k.client_key, k.caller_id,"
+    " k.resource, k.generation, k.mutation_type, k.recovery_point, k.attempts_in_generation,"
+    " coalesce(k.attempted_at, k.created_at)"
+    " FROM idem.keys k WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2 FOR NO KEY UPDATE SKIP LOCKED",
+    3,
+    {TEXTOID, BYTEAOID, INT8OID},
+    nullptr};
+
+KeptPlan resolve{
+    "UPDATE idem.keys k SET status = 'resolved', response_status = $3, response_headers = coalesce($4, '{}'::jsonb),"
+    " response_body = coalesce($5, ''::bytea), order_id = $6, handler_response = $7, local_status = $8,"
+    " lease_expires_at = NULL, resolved_at = $9, expires_at = $9 + k.ttl"
+    " WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2",
+    9,
+    {TEXTOID, BYTEAOID, INT4OID, JSONBOID, BYTEAOID, TEXTOID, JSONBOID, TEXTOID, TIMESTAMPTZOID},
+    nullptr};
+
+Datum run_general(FunctionCallInfo fcinfo) {
+  pg::guarded([&] {
+    Args args;
+    for (int i = 0; i < kCompleteArgs; ++i) add_arg(fcinfo, i, args);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
+    if (execute(general_complete, args, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: idem._complete_general failed");
+    SPI_finish();
+  });
+  PG_RETURN_VOID();
+}
+
+// What the general path would refuse or must decide: the fast path does not look further.
+struct Inputs {
+  text* handle;
+  text* order_id;  // nullptr for NULL
+  Jsonb* headers;  // nullptr for NULL
+};
+
+Datum complete(FunctionCallInfo fcinfo) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8)) return run_general(fcinfo);
+  const int32 status = PG_GETARG_INT32(2);
+  if (status < 100 || status > 599) return run_general(fcinfo);
+  const Inputs in = pg::guarded([&] {
+    return Inputs{PG_GETARG_TEXT_PP(0), PG_ARGISNULL(5) ? nullptr : PG_GETARG_TEXT_PP(5),
+                  PG_ARGISNULL(3) ? nullptr : PG_GETARG_JSONB_P(3)};
+  });
+  if (in.order_id != nullptr && VARSIZE_ANY_EXHDR(in.order_id) > 256) return run_general(fcinfo);
+  if (in.headers != nullptr && !JB_ROOT_IS_OBJECT(in.headers)) return run_general(fcinfo);
+  const auto handle = keys::parse_handle(datum::view(in.handle));
+  if (!handle || handle->lease_secret.empty()) return run_general(fcinfo);
+
+  require_durable_store_now();
+  const int64 attempt = PG_GETARG_INT64(1);
+  const int64 lock = key_lock::of_digest(handle->scope_digest);
+  const hash::Digest secret_hash = hash::sha256(handle->lease_secret);
+  const Datum tenant = datum::text_datum(handle->tenant);
+  const Datum digest = datum::bytea_datum(handle->scope_digest);
+
+  const bool completed = pg::guarded([&] {
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
+    require_tenant(tenant);
+    if (!key_lock::try_take(lock)) {
+      SPI_finish();
+      return false;  // another transaction is writing the key: the general path waits, within bounds
+    }
+    Args key;
+    key.add(tenant).add(digest).add(Int64GetDatum(attempt));
+    if (execute(holder_row, key, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read the key's record");
+    bool ok = SPI_processed == 1;
+    HeapTuple row = ok ? SPI_tuptable->vals[0] : nullptr;
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool is_null = false;
+    if (ok) ok = DatumGetBool(SPI_getbinval(row, desc, 1, &is_null)) && !is_null;
+    if (ok) {
+      const Datum stored = SPI_getbinval(row, desc, 2, &is_null);
+      if (!is_null) {  // a lease taken before 0.3.1 has no secret to check
+        bytea* hash = DatumGetByteaPP(stored);
+        ok = VARSIZE_ANY_EXHDR(hash) == secret_hash.size() &&
+             memcmp(VARDATA_ANY(hash), secret_hash.data(), secret_hash.size()) == 0;
+      }
+    }
+    if (!ok) {
+      // Lost, purged, taken over or the wrong secret: the general path names which.
+      key_lock::give_back(lock);
+      SPI_finish();
+      return false;
+    }
+    const TimestampTz now = GetCurrentTimestamp();
+    Args update;
+    update.add(tenant).add(digest).add(Int32GetDatum(status));
+    add_arg(fcinfo, 3, update);
+    add_arg(fcinfo, 4, update);
+    add_arg(fcinfo, 5, update);
+    add_arg(fcinfo, 6, update);
+    add_arg(fcinfo, 7, update);
+    update.add(TimestampTzGetDatum(now));
+    if (execute(resolve, update, 0) != SPI_OK_UPDATE || SPI_processed != 1) {
+      elog(ERROR, "pg_idempotency: the locked record of a completing lease was not updated");
+    }
+    Args audit;
+    audit.add(tenant).add(digest);
+    for (int column : {3, 4, 5, 6}) add_column(row, desc, column, audit);  // key, caller, resource, generation
+    audit.add(Int64GetDatum(attempt));
+    add_column(row, desc, 7, audit);  // mutation_type
+    audit.add(CStringGetTextDatum("completed"));
+    audit.add(PG_GETARG_DATUM(8));  // handler_called
+    add_arg(fcinfo, 5, audit);  // order_id
+    add_arg(fcinfo, 6, audit);  // handler_response
+    add_arg(fcinfo, 7, audit);  // local_status
+    audit.add_null();               // error
+    for (int column : {8, 9, 10}) add_column(row, desc, column, audit);  // recovery point, retries, attempted at
+    audit.add(TimestampTzGetDatum(now));
+    append_audit(audit);
+    SPI_finish();
+    return true;
+  });
+  if (!completed) return run_general(fcinfo);
+  PG_RETURN_VOID();
+}
+
+}  // namespace
+}  // namespace idem::hot
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_complete);
+Datum idem_complete(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::complete, fcinfo); }
+}

@@ -1,0 +1,56 @@
+#include "extension/hot_path/tenant_check.hpp"
+
+#include "extension/boundary.hpp"
+#include "extension/hot_path/kept_plan.hpp"
+
+namespace idem::hot {
+namespace {
+
+KeptPlan any_binding{"SELECT EXISTS (SELECT 1 FROM idem.tenant_bindings)", 0, {}, nullptr};
+KeptPlan require_bound_tenant{"SELECT idem._require_tenant($1)", 1, {TEXTOID}, nullptr};
+
+enum class Bindings { Unknown, None, Some };
+Bindings bindings = Bindings::Unknown;
+Oid bindings_table = InvalidOid;  // learnt at the first probe
+
+void forget(Datum, Oid relid) {
+  if (relid == InvalidOid || relid == bindings_table) bindings = Bindings::Unknown;
+}
+
+Bindings probe() {
+  Args none;
+  if (execute(any_binding, none, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read idem.tenant_bindings");
+  bool is_null = false;
+  const bool some = DatumGetBool(column(1, &is_null));
+  bindings_table = get_relname_relid("tenant_bindings", get_namespace_oid("idem", false));
+  return some ? Bindings::Some : Bindings::None;
+}
+
+// idem._tenant_bindings_changed(): AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE FOR EACH
+// STATEMENT on idem.tenant_bindings. The invalidation goes out with the commit (and is undone
+// locally by a rollback), like a catalog change.
+Datum bindings_changed(FunctionCallInfo fcinfo) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) throw Error(ErrorCode::Internal, "idem._tenant_bindings_changed must run as a trigger");
+  TriggerData* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
+  pg::guarded([&] { CacheInvalidateRelcache(trigger->tg_relation); });
+  return PointerGetDatum(nullptr);
+}
+
+}  // namespace
+
+void require_tenant(Datum tenant_text) {
+  if (bindings == Bindings::Unknown) bindings = probe();
+  if (bindings == Bindings::None) return;
+  Args tenant;
+  tenant.add(tenant_text);
+  if (execute(require_bound_tenant, tenant, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not check the tenant binding");
+}
+
+void register_binding_invalidation() { CacheRegisterRelcacheCallback(forget, 0); }
+
+}  // namespace idem::hot
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_tenant_bindings_changed);
+Datum idem_tenant_bindings_changed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::bindings_changed, fcinfo); }
+}
