@@ -1,0 +1,46 @@
+-- The invariants of idem.keys and idem.mutations (0.3.2): a C row trigger in place of the CHECK
+-- constraints they were, refusing exactly what those refused, with the same SQLSTATE (23514)
+-- and constraint names. A rule that evaluates to NULL passes, as a CHECK does.
+\set SHOW_CONTEXT never
+SELECT count(*) AS check_constraints_left FROM pg_constraint
+ WHERE conrelid IN ('idem.keys'::regclass, 'idem.mutations'::regclass) AND contype = 'c';
+SELECT tgname, tgrelid::regclass FROM pg_trigger
+ WHERE tgfoid = 'idem._check_invariants()'::regprocedure ORDER BY tgname;
+
+BEGIN;
+SELECT handle, attempt FROM idem.acquire('t-inv', 'inv-key-0000000001', '{}'::jsonb) \gset
+SELECT idem.complete(:'handle', :attempt, 201, '{}', 'done');
+COMMIT;
+SELECT handle AS h2, attempt AS a2 FROM idem.acquire('t-inv', 'inv-key-0000000002', '{}'::jsonb) \gset
+-- Each rule, broken on a resolved record (k1) or a leased one (k2); nothing changes.
+CREATE TEMP TABLE breaks (rule text, sql text);
+INSERT INTO breaks VALUES
+  ('attempt', $$UPDATE idem.keys SET attempt = 0 WHERE client_key = 'inv-key-0000000001'$$),
+  ('lease of a resolved record', $$UPDATE idem.keys SET lease_expires_at = now() WHERE client_key = 'inv-key-0000000001'$$),
+  ('leased without a lease', $$UPDATE idem.keys SET lease_expires_at = NULL WHERE client_key = 'inv-key-0000000002'$$),
+  ('resolved without a response', $$UPDATE idem.keys SET response_status = NULL WHERE client_key = 'inv-key-0000000001'$$),
+  ('generation', $$UPDATE idem.keys SET generation = 0 WHERE client_key = 'inv-key-0000000001'$$),
+  ('resolved never expiring', $$UPDATE idem.keys SET expires_at = NULL WHERE client_key = 'inv-key-0000000001'$$),
+  ('checkpointed work expiring', $$UPDATE idem.keys SET recovery_point = 'charged' WHERE client_key = 'inv-key-0000000002'$$),
+  ('mutation type', $$UPDATE idem.keys SET mutation_type = 'transfer' WHERE client_key = 'inv-key-0000000001'$$),
+  ('payload hash length', $$UPDATE idem.keys SET payload_hash = '\x00' WHERE client_key = 'inv-key-0000000001'$$),
+  ('response status', $$UPDATE idem.keys SET response_status = 600 WHERE client_key = 'inv-key-0000000001'$$),
+  ('scope digest length', $$UPDATE idem.keys SET scope_digest = '\x00' WHERE client_key = 'inv-key-0000000001'$$),
+  ('status', $$UPDATE idem.keys SET status = 'done', lease_expires_at = NULL WHERE client_key = 'inv-key-0000000002'$$),
+  ('tenant', $$UPDATE idem.keys SET tenant_id = '' WHERE client_key = 'inv-key-0000000001'$$),
+  ('audit mutation type', $$INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, mutation_type, outcome, handler_called, attempted_at) VALUES ('t-inv', '\x00', 'k', '', '', 'transfer', 'replay', false, now())$$),
+  ('audit outcome', $$INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, mutation_type, outcome, handler_called, attempted_at) VALUES ('t-inv', '\x00', 'k', '', '', 'create', 'charged', false, now())$$);
+SELECT rule, expect_error(sql) AS refused FROM breaks;
+SELECT client_key, status, attempt > 0 AS attempt_kept, generation, response_status, mutation_type,
+       octet_length(payload_hash) AS hash_bytes, octet_length(scope_digest) AS digest_bytes, tenant_id
+  FROM idem.keys WHERE tenant_id = 't-inv' ORDER BY client_key;
+
+-- A rule that evaluates to NULL passes, as a CHECK does: a released record has no response
+-- (response_status NULL in the range rule), and changing the leased record into one is allowed.
+SELECT expect_error($$UPDATE idem.keys SET status = 'released', lease_expires_at = NULL,
+                       expires_at = now() + interval '1 day' WHERE client_key = 'inv-key-0000000002'$$) AS released_without_response;
+SELECT status, response_status IS NULL AS no_response FROM idem.keys WHERE client_key = 'inv-key-0000000002';
+-- The trigger refuses to run as anything but a BEFORE row trigger.
+CREATE TEMP TABLE misuse (x int);
+CREATE TRIGGER misuse_after AFTER INSERT ON misuse FOR EACH ROW EXECUTE FUNCTION idem._check_invariants();
+SELECT expect_error($$INSERT INTO misuse VALUES (1)$$) AS after_trigger_refused;
