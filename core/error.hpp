@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace idem {
 
@@ -64,18 +65,25 @@ class Error : public std::runtime_error {
   std::string hint_;
 };
 
-// An error PostgreSQL itself defines, raised with its own SQLSTATE and message (a row that
-// breaks one of our tables' invariants is a check_violation, 23514, as when they were CHECKs).
+// An error PostgreSQL itself defines, raised with its own SQLSTATE, message, detail and error
+// fields (a row that breaks one of our tables' invariants is a check_violation, 23514, naming
+// the schema, table and constraint, as when they were CHECKs).
 class StandardError : public std::runtime_error {
  public:
-  StandardError(const char* sqlstate, const std::string& message) : std::runtime_error(message) {
+  struct Fields {
+    std::string detail, schema, table, constraint;
+  };
+  StandardError(const char* sqlstate, const std::string& message, Fields fields = {})
+      : std::runtime_error(message), fields_(std::move(fields)) {
     std::memcpy(sqlstate_, sqlstate, 5);
     sqlstate_[5] = '\0';
   }
   const char* sqlstate() const noexcept { return sqlstate_; }
+  const Fields& fields() const noexcept { return fields_; }
 
  private:
   char sqlstate_[6];
+  Fields fields_;
 };
 
 }  // namespace idem

@@ -20,6 +20,10 @@ struct Failure {
   char sqlstate[6] = "XX000";
   char message[1024] = {0};
   char hint[512] = {0};
+  char detail[1024] = {0};
+  char schema[NAMEDATALEN] = {0};  // the error fields of a StandardError (empty when unset)
+  char table[NAMEDATALEN] = {0};
+  char constraint[NAMEDATALEN] = {0};
   ErrorData* pg_error = nullptr;  // set when a PostgreSQL error is re-raised as it was
 };
 
@@ -48,6 +52,10 @@ auto Guard(Body body) noexcept -> decltype(body()) {
   } catch (const StandardError& e) {
     boundary_detail::copy_text(failure.sqlstate, sizeof failure.sqlstate, e.sqlstate());
     boundary_detail::copy_text(failure.message, sizeof failure.message, e.what());
+    boundary_detail::copy_text(failure.detail, sizeof failure.detail, e.fields().detail.c_str());
+    boundary_detail::copy_text(failure.schema, sizeof failure.schema, e.fields().schema.c_str());
+    boundary_detail::copy_text(failure.table, sizeof failure.table, e.fields().table.c_str());
+    boundary_detail::copy_text(failure.constraint, sizeof failure.constraint, e.fields().constraint.c_str());
   } catch (const pg::PgError& e) {
     failure.pg_error = e.data();
   } catch (const std::bad_alloc&) {

@@ -83,6 +83,10 @@ step "store growth: ms per key of the first and last 1,000 of ${BENCH_GROWTH_KEY
 psql "$DBURL" -qX -v ON_ERROR_STOP=1 -v keys="$BENCH_GROWTH_KEYS" -f "$ROOT/bench/sql_store_growth.sql" |
   tee "$OUT/store_growth.txt" | grep -v '^\(CREATE\|SELECT\|TRUNCATE\|DROP\|VACUUM\|CALL\|SET\)'
 
+step "storage and purge: bytes per record, purge_expired beside a batched DELETE and a partition DROP (${BENCH_STORAGE_KEYS:-100000} records)"
+psql "$DBURL" -qX -v ON_ERROR_STOP=1 -v keys="${BENCH_STORAGE_KEYS:-100000}" -f "$ROOT/bench/sql_storage.sql" |
+  tee "$OUT/storage.txt" | grep -v '^\(CREATE\|SELECT\|TRUNCATE\|DROP\|VACUUM\|CALL\|SET\|RESET\|UPDATE\|INSERT\)'
+
 step "state machines: check_transition calls per second (bench/sql_state_machines.sql)"
 psql "$DBURL" -qX -v ON_ERROR_STOP=1 -f "$ROOT/bench/sql_state_machines.sql" | tee "$OUT/state_machines.txt" | grep -v '^\(CREATE\|SET\|DO\)'
 

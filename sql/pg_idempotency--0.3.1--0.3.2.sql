@@ -1,8 +1,8 @@
 -- pg_idempotency 0.3.1 -> 0.3.2: the hot path in C (issue 11, "The hot path"; docs/hot-path.md).
 --
 -- * idem._audit, the audit trail's one INSERT, is C with a kept plan (same signature, same row).
--- * idem.complete and idem._acquire are C: the common call runs through plans prepared once per
---   backend and kept. Every other call (an argument to refuse, a lock to wait for, a lease lost,
+-- * idem.complete and the idem.acquire overloads are C: the common call runs through plans
+--   prepared once per backend and kept. Every other call (an argument to refuse, a lock to wait for, a lease lost,
 --   a takeover, a resume, a snapshot older than READ COMMITTED's) goes to the PL/pgSQL reference
 --   they were until now, renamed idem._complete_general and idem._acquire_general, which decides
 --   and names the outcome: one rule, one message, in one place. The C path hands over before it
@@ -79,21 +79,40 @@ REVOKE ALL ON FUNCTION idem.complete(text, bigint, integer, jsonb, bytea, text, 
 GRANT EXECUTE ON FUNCTION idem.complete(text, bigint, integer, jsonb, bytea, text, jsonb, text, boolean) TO idem_service;
 
 -- ---------------------------------------------------------------------------------------------
--- acquire: the three overloads keep their checks and call idem._acquire, now C.
+-- acquire: the three overloads become C (extension/hot_path/acquire_overloads.cpp), with the same
+-- checks, messages, defaults, settings and grants; the PL/pgSQL idem._acquire they called stays,
+-- renamed, as the general path.
 
 ALTER FUNCTION idem._acquire(text, bytea, text, bytea, text, text, interval, interval, text, text) RENAME TO _acquire_general;
 COMMENT ON FUNCTION idem._acquire_general(text, bytea, text, bytea, text, text, interval, interval, text, text) IS
-  'The reference idem._acquire hands every call to that is not a new key, a replay or a refusal without a wait.';
+  'The reference the idem.acquire overloads hand every call to that is not a new key, a replay or a refusal without a wait.';
 
--- Called only by the idem.acquire overloads, which run as the owner with a pinned search_path
--- and enable_seqscan off (the kept plans are planned there).
-CREATE FUNCTION idem._acquire(p_tenant text, p_digest bytea, p_key text, p_hash bytea,
-                              p_caller text, p_resource text, p_lease interval, p_ttl interval,
-                              p_on_busy text, p_mutation_type text)
+CREATE OR REPLACE FUNCTION idem.acquire(tenant text, key text, payload jsonb, caller text DEFAULT '',
+                             resource text DEFAULT '', lease interval DEFAULT NULL,
+                             ttl interval DEFAULT NULL, on_busy text DEFAULT 'reject',
+                             mutation_type text DEFAULT 'create')
   RETURNS idem.acquire_result
-  AS 'MODULE_PATHNAME', 'idem_acquire_fast'
-  LANGUAGE C VOLATILE;
-REVOKE ALL ON FUNCTION idem._acquire(text, bytea, text, bytea, text, text, interval, interval, text, text) FROM PUBLIC;
+  AS 'MODULE_PATHNAME', 'idem_acquire_jsonb'
+  LANGUAGE C VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off;
+
+CREATE OR REPLACE FUNCTION idem.acquire(tenant text, key text, payload text, caller text DEFAULT '',
+                             resource text DEFAULT '', lease interval DEFAULT NULL,
+                             ttl interval DEFAULT NULL, on_busy text DEFAULT 'reject',
+                             mutation_type text DEFAULT 'create')
+  RETURNS idem.acquire_result
+  AS 'MODULE_PATHNAME', 'idem_acquire_text'
+  LANGUAGE C VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off;
+
+CREATE OR REPLACE FUNCTION idem.acquire(tenant text, key text, payload_hash bytea, caller text DEFAULT '',
+                             resource text DEFAULT '', lease interval DEFAULT NULL,
+                             ttl interval DEFAULT NULL, on_busy text DEFAULT 'reject',
+                             mutation_type text DEFAULT 'create')
+  RETURNS idem.acquire_result
+  AS 'MODULE_PATHNAME', 'idem_acquire_hash'
+  LANGUAGE C VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off;
 
 -- ---------------------------------------------------------------------------------------------
 -- The invariants of idem.keys and idem.mutations move from CHECK constraints to one C row
@@ -119,6 +138,10 @@ CREATE TRIGGER keys_invariants BEFORE INSERT OR UPDATE ON idem.keys
 ALTER TABLE idem.mutations DROP CONSTRAINT mutations_mutation_type_check, DROP CONSTRAINT mutations_outcome_check;
 CREATE TRIGGER mutations_invariants BEFORE INSERT ON idem.mutations
   FOR EACH ROW EXECUTE FUNCTION idem._check_invariants();
+-- A CHECK holds whatever session_replication_role says (a logical replication apply worker runs
+-- as replica); so do these.
+ALTER TABLE idem.keys ENABLE ALWAYS TRIGGER keys_invariants;
+ALTER TABLE idem.mutations ENABLE ALWAYS TRIGGER mutations_invariants;
 
 -- ---------------------------------------------------------------------------------------------
 -- Whether any tenant binding exists is cached per backend by the hot path; every change to the
@@ -134,3 +157,5 @@ CREATE TRIGGER tenant_bindings_changed AFTER INSERT OR UPDATE OR DELETE ON idem.
   FOR EACH STATEMENT EXECUTE FUNCTION idem._tenant_bindings_changed();
 CREATE TRIGGER tenant_bindings_truncated AFTER TRUNCATE ON idem.tenant_bindings
   FOR EACH STATEMENT EXECUTE FUNCTION idem._tenant_bindings_changed();
+ALTER TABLE idem.tenant_bindings ENABLE ALWAYS TRIGGER tenant_bindings_changed;
+ALTER TABLE idem.tenant_bindings ENABLE ALWAYS TRIGGER tenant_bindings_truncated;

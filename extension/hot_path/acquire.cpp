@@ -11,6 +11,7 @@
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
+#include "extension/hot_path/acquire.hpp"
 #include "extension/hot_path/audit_append.hpp"
 #include "extension/hot_path/kept_plan.hpp"
 #include "extension/hot_path/tenant_check.hpp"
@@ -20,8 +21,9 @@
 namespace idem::hot {
 namespace {
 
-// idem._acquire's arguments.
-enum Arg { kTenant, kDigest, kKey, kHash, kCaller, kResource, kLease, kTtl, kOnBusy, kMutationType, kAcquireArgs };
+using hot::AcquireCall;
+using hot::kAcquireArgs;
+enum Arg { kTenant, kDigest, kKey, kHash, kCaller, kResource, kLease, kTtl, kOnBusy, kMutationType };
 
 KeptPlan general_acquire{
     "SELECT idem._acquire_general($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -60,9 +62,13 @@ KeptPlan insert_record{
      TEXTOID, BYTEAOID},
     nullptr};
 
-bool text_is(FunctionCallInfo fcinfo, int n, const char* const* allowed) {
-  if (PG_ARGISNULL(n)) return false;
-  const std::string_view value = datum::view(pg::guarded([&] { return PG_GETARG_TEXT_PP(n); }));
+std::string_view text_of(const AcquireCall& call, int n) {
+  return datum::view(pg::guarded([&] { return DatumGetTextPP(call.value[n]); }));
+}
+
+bool text_is(const AcquireCall& call, int n, const char* const* allowed) {
+  if (call.null[n]) return false;
+  const std::string_view value = text_of(call, n);
   for (; *allowed != nullptr; ++allowed) {
     if (value == *allowed) return true;
   }
@@ -71,21 +77,24 @@ bool text_is(FunctionCallInfo fcinfo, int n, const char* const* allowed) {
 
 // A lease or TTL as idem._lease / idem._ttl give it, or 0 when they would refuse it (the general
 // path then names the error).
-int64 bounded_usecs(FunctionCallInfo fcinfo, int n, int default_seconds, int max_seconds) {
+int64 bounded_usecs(const AcquireCall& call, int n, int default_seconds, int max_seconds) {
   const int64 max_usecs = static_cast<int64>(max_seconds) * USECS_PER_SEC;
   int64 usecs = static_cast<int64>(default_seconds) * USECS_PER_SEC;
-  if (!PG_ARGISNULL(n)) {
-    const auto given = datum::elapsed_usecs(*PG_GETARG_INTERVAL_P(n));
+  if (!call.null[n]) {
+    const auto given = datum::elapsed_usecs(*DatumGetIntervalP(call.value[n]));
     if (!given) return 0;
     usecs = *given;
   }
   return usecs > 0 && usecs <= max_usecs ? usecs : 0;
 }
 
-Datum run_general(FunctionCallInfo fcinfo) {
+Datum run_general(const AcquireCall& call) {
   return pg::guarded([&] {
     Args args;
-    for (int i = 0; i < kAcquireArgs; ++i) add_arg(fcinfo, i, args);
+    for (int i = 0; i < kAcquireArgs; ++i) {
+      if (call.null[i]) args.add_null();
+      else args.add(call.value[i]);
+    }
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
     if (execute(general_acquire, args, 1) != SPI_OK_SELECT || SPI_processed != 1) {
       elog(ERROR, "pg_idempotency: idem._acquire_general failed");
@@ -169,26 +178,28 @@ bool passed(HeapTuple row, TupleDesc desc, int column, TimestampTz now) {
 const char* const kOnBusyModes[] = {"reject", "wait", nullptr};
 const char* const kMutationTypes[] = {"create", "capture", "refund", "void", nullptr};
 
-Datum acquire(FunctionCallInfo fcinfo) {
-  const int64 lease = bounded_usecs(fcinfo, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
-  const int64 ttl = bounded_usecs(fcinfo, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
-  if (lease == 0 || ttl == 0 || !text_is(fcinfo, kOnBusy, kOnBusyModes) || !text_is(fcinfo, kMutationType, kMutationTypes) ||
-      PG_ARGISNULL(kTenant) || PG_ARGISNULL(kDigest) || PG_ARGISNULL(kKey) || PG_ARGISNULL(kHash) ||
-      PG_ARGISNULL(kCaller) || PG_ARGISNULL(kResource)) {
-    return run_general(fcinfo);
+}  // namespace
+
+Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
+  const int64 lease = bounded_usecs(call, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
+  const int64 ttl = bounded_usecs(call, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
+  if (lease == 0 || ttl == 0 || !text_is(call, kOnBusy, kOnBusyModes) || !text_is(call, kMutationType, kMutationTypes) ||
+      call.null[kTenant] || call.null[kDigest] || call.null[kKey] || call.null[kHash] || call.null[kCaller] ||
+      call.null[kResource]) {
+    return run_general(call);
   }
-  const std::string_view tenant = datum::view(pg::guarded([&] { return PG_GETARG_TEXT_PP(kTenant); }));
-  const bytea* digest_arg = pg::guarded([&] { return PG_GETARG_BYTEA_PP(kDigest); });
-  if (VARSIZE_ANY_EXHDR(digest_arg) != sizeof(hash::Digest)) return run_general(fcinfo);
+  const std::string_view tenant = text_of(call, kTenant);
+  const bytea* digest_arg = pg::guarded([&] { return DatumGetByteaPP(call.value[kDigest]); });
+  if (VARSIZE_ANY_EXHDR(digest_arg) != sizeof(hash::Digest)) return run_general(call);
   hash::Digest digest;
   std::memcpy(digest.data(), VARDATA_ANY(digest_arg), digest.size());
-  const bool wait_mode = datum::view(pg::guarded([&] { return PG_GETARG_TEXT_PP(kOnBusy); })) == "wait";
+  const bool wait_mode = text_of(call, kOnBusy) == "wait";
   const bool read_committed = XactIsoLevel == XACT_READ_COMMITTED;
 
   // The general path's order: its lease and TTL, the tenant, the arguments, then durability.
   pg::guarded([&] {
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-    require_tenant(PG_GETARG_DATUM(kTenant));
+    require_tenant(call.value[kTenant]);
     SPI_finish();
   });
   require_durable_store_now();
@@ -204,7 +215,7 @@ Datum acquire(FunctionCallInfo fcinfo) {
   HeapTuple answer = pg::guarded([&]() -> HeapTuple {
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
     Args key;
-    key.add(PG_GETARG_DATUM(kTenant)).add(PG_GETARG_DATUM(kDigest)).add(PG_GETARG_DATUM(kHash)).add(PG_GETARG_DATUM(kMutationType));
+    key.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kHash]).add(call.value[kMutationType]);
     if (execute(read_record, key, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read the key's record");
     const TimestampTz now = GetCurrentTimestamp();
     Result result{desc, {}, {}};
@@ -218,7 +229,7 @@ Datum acquire(FunctionCallInfo fcinfo) {
         return nullptr;  // another transaction is writing this key: refuse or wait, there
       }
       Args where;
-      where.add(PG_GETARG_DATUM(kTenant)).add(PG_GETARG_DATUM(kDigest));
+      where.add(call.value[kTenant]).add(call.value[kDigest]);
       if (execute(retired_generation, where, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read idem.retired_keys");
       bool is_null = true;
       const Datum retired_value = SPI_processed == 1 ? column(1, &is_null) : 0;
@@ -226,9 +237,9 @@ Datum acquire(FunctionCallInfo fcinfo) {
       draw_secret(secret);
       const hash::Digest secret_hash = hash::sha256(std::string_view(secret, keys::kLeaseSecretDigits));
       Args row;
-      row.add(PG_GETARG_DATUM(kTenant)).add(PG_GETARG_DATUM(kDigest)).add(Int32GetDatum(1 + retired));
-      row.add(PG_GETARG_DATUM(kHash)).add(PG_GETARG_DATUM(kCaller)).add(PG_GETARG_DATUM(kResource)).add(PG_GETARG_DATUM(kKey));
-      row.add(lease_datum).add(ttl_datum).add(TimestampTzGetDatum(now)).add(PG_GETARG_DATUM(kMutationType));
+      row.add(call.value[kTenant]).add(call.value[kDigest]).add(Int32GetDatum(1 + retired));
+      row.add(call.value[kHash]).add(call.value[kCaller]).add(call.value[kResource]).add(call.value[kKey]);
+      row.add(lease_datum).add(ttl_datum).add(TimestampTzGetDatum(now)).add(call.value[kMutationType]);
       row.add(datum::bytea_datum(secret_hash));
       if (execute(insert_record, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
       if (SPI_processed != 1) {
@@ -289,11 +300,11 @@ Datum acquire(FunctionCallInfo fcinfo) {
     // write: a refusal executes nothing, so no mutation goes unlogged.
     if ((decision != protocol::Decision::Replay || gucs::audit_replays) && !XactReadOnly) {
       Args audit;
-      audit.add(PG_GETARG_DATUM(kTenant)).add(PG_GETARG_DATUM(kDigest)).add(PG_GETARG_DATUM(kKey));
-      audit.add(PG_GETARG_DATUM(kCaller)).add(PG_GETARG_DATUM(kResource));
+      audit.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kKey]);
+      audit.add(call.value[kCaller]).add(call.value[kResource]);
       add_column(row, row_desc, kGeneration, audit);
       audit.add_null();  // attempt: a refusal runs none
-      audit.add(PG_GETARG_DATUM(kMutationType)).add(CStringGetTextDatum(outcome)).add(BoolGetDatum(false));
+      audit.add(call.value[kMutationType]).add(CStringGetTextDatum(outcome)).add(BoolGetDatum(false));
       add_column(row, row_desc, kOrderId, audit);
       audit.add_null().add_null().add_null().add_null();  // handler response, local status, error, recovery point
       const Datum retries = SPI_getbinval(row, row_desc, kAttemptsInGeneration, &is_null);
@@ -307,14 +318,8 @@ Datum acquire(FunctionCallInfo fcinfo) {
     SPI_finish();
     return tuple;
   });
-  if (answer == nullptr) return run_general(fcinfo);
+  if (answer == nullptr) return run_general(call);
   return HeapTupleGetDatum(answer);
 }
 
-}  // namespace
 }  // namespace idem::hot
-
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_acquire_fast);
-Datum idem_acquire_fast(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::acquire, fcinfo); }
-}

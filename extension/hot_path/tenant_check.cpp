@@ -6,7 +6,6 @@
 namespace idem::hot {
 namespace {
 
-KeptPlan any_binding{"SELECT EXISTS (SELECT 1 FROM idem.tenant_bindings)", 0, {}, nullptr};
 KeptPlan require_bound_tenant{"SELECT idem._require_tenant($1)", 1, {TEXTOID}, nullptr};
 
 enum class Bindings { Unknown, None, Some };
@@ -17,12 +16,21 @@ void forget(Datum, Oid relid) {
   if (relid == InvalidOid || relid == bindings_table) bindings = Bindings::Unknown;
 }
 
+// Read under the latest snapshot, not the transaction's: a REPEATABLE READ snapshot older than
+// a binding would otherwise be cached after that binding's invalidation was already absorbed,
+// and the backend would stay unbound for good. Opening the table absorbs pending invalidations
+// first; a binding committed after the snapshot taken here sends its invalidation later (it is
+// sent after the commit becomes visible), so the answer cached here is forgotten then.
 Bindings probe() {
-  Args none;
-  if (execute(any_binding, none, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read idem.tenant_bindings");
-  bool is_null = false;
-  const bool some = DatumGetBool(column(1, &is_null));
-  bindings_table = get_relname_relid("tenant_bindings", get_namespace_oid("idem", false));
+  const Oid table = get_relname_relid("tenant_bindings", get_namespace_oid("idem", false));
+  Relation rel = table_open(table, AccessShareLock);
+  Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
+  SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, latest, 0, nullptr);
+  const bool some = HeapTupleIsValid(systable_getnext(scan));
+  systable_endscan(scan);
+  UnregisterSnapshot(latest);
+  table_close(rel, AccessShareLock);
+  bindings_table = table;
   return some ? Bindings::Some : Bindings::None;
 }
 

@@ -27,8 +27,9 @@ SELECT r.rolname, f.fn,
                     ('idem.purge_expired(integer)'),
                     ('idem.payload_hash(jsonb,text[])'),
                     ('idem.scope_digest(text,text,text,text)'),
-                    ('idem._acquire(text,bytea,text,bytea,text,text,interval,interval,text,text)'),
+                    ('idem._acquire_general(text,bytea,text,bytea,text,text,interval,interval,text,text)'),
                     ('idem._holder_row(text,bigint,text)'),
+                    ('idem._complete_general(text,bigint,integer,jsonb,bytea,text,jsonb,text,boolean)'),
                     ('idem._require_durable_store()'),
                     ('idem._boundary_probe(text)')) AS f(fn)
  ORDER BY r.rolname, f.fn;
@@ -66,7 +67,7 @@ SELECT expect_error($$UPDATE idem.keys SET status = 'resolved'$$);
 SELECT expect_error($$DELETE FROM idem.keys$$);
 SELECT expect_error($$TRUNCATE idem.keys$$);
 -- to the internal functions,
-SELECT expect_error($$SELECT idem._acquire('t-priv', sha256('x'::bytea), 'priv-key-0000003', sha256('y'::bytea), '', '', NULL, NULL, 'reject', 'create')$$);
+SELECT expect_error($$SELECT idem._acquire_general('t-priv', sha256('x'::bytea), 'priv-key-0000003', sha256('y'::bytea), '', '', NULL, NULL, 'reject', 'create')$$);
 SELECT expect_error(format('SELECT idem._holder_row(%L, %s, %L)', :'h1', :pa1, 'complete'));
 SELECT expect_error($$SELECT nextval('idem.fencing_token_seq')$$);
 SELECT expect_error($$SELECT idem._require_durable_store()$$);

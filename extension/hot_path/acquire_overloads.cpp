@@ -1,0 +1,104 @@
+// The three idem.acquire overloads (payload as jsonb, as JSON text, or its fingerprint), in C:
+// they check the payload, compute the scope digest and the fingerprint with the same functions
+// as idem.scope_digest and idem.payload_hash, and acquire (acquire.cpp). They were PL/pgSQL
+// wrappers until 0.3.2; the checks and messages are theirs.
+#include "extension/boundary.hpp"
+#include "extension/hot_path/acquire.hpp"
+
+extern "C" {
+Datum idem_scope_digest(PG_FUNCTION_ARGS);
+Datum idem_payload_hash_jsonb(PG_FUNCTION_ARGS);
+Datum idem_payload_hash_text(PG_FUNCTION_ARGS);
+}
+
+namespace idem::hot {
+namespace {
+
+// idem.acquire's arguments: tenant, key, payload, caller, resource, lease, ttl, on_busy, mutation_type.
+enum Arg { kTenant, kKey, kPayload, kCaller, kResource, kLease, kTtl, kOnBusy, kMutationType };
+
+enum class Payload { Jsonb, Text, Hash };
+
+// One of our SQL-callable C functions, called directly (it raises through its own boundary).
+Datum call_ours(PGFunction function, int nargs, const Datum* values, const bool* nulls) {
+  return pg::guarded([&] {
+    LOCAL_FCINFO(call, 4);
+    FmgrInfo info;
+    std::memset(&info, 0, sizeof info);
+    info.fn_mcxt = CurrentMemoryContext;
+    info.fn_nargs = static_cast<short>(nargs);
+    info.fn_oid = InvalidOid;
+    InitFunctionCallInfoData(*call, &info, nargs, InvalidOid, nullptr, nullptr);
+    for (int i = 0; i < nargs; ++i) {
+      call->args[i].value = values[i];
+      call->args[i].isnull = nulls[i];
+    }
+    const Datum result = function(call);
+    if (call->isnull) elog(ERROR, "pg_idempotency: unexpected NULL from a digest");
+    return result;
+  });
+}
+
+Datum acquire_with(FunctionCallInfo fcinfo, Payload payload) {
+  if (PG_ARGISNULL(kPayload)) {
+    if (payload == Payload::Hash) {
+      throw Error(ErrorCode::ArgumentInvalid, "payload_hash must be the 32-byte SHA-256 fingerprint, got NULL bytes",
+                  "Compute it with idem.payload_hash() or the client library (same scheme, same bytes).");
+    }
+    throw Error(ErrorCode::ArgumentInvalid, "payload must not be NULL",
+                "Pass the request body; use '{}' or 'null' for a request without one.");
+  }
+  if (payload == Payload::Hash) {
+    const bytea* hash = pg::guarded([&] { return PG_GETARG_BYTEA_PP(kPayload); });
+    if (VARSIZE_ANY_EXHDR(hash) != 32) {
+      throw Error(ErrorCode::ArgumentInvalid,
+                  "payload_hash must be the 32-byte SHA-256 fingerprint, got " + std::to_string(VARSIZE_ANY_EXHDR(hash)) + " bytes",
+                  "Compute it with idem.payload_hash() or the client library (same scheme, same bytes).");
+    }
+  }
+  AcquireCall call;
+  const int order[] = {kTenant, kCaller, kResource, kKey};  // idem.scope_digest(tenant, caller, resource, key)
+  Datum parts[4];
+  bool part_nulls[4];
+  for (int i = 0; i < 4; ++i) {
+    part_nulls[i] = PG_ARGISNULL(order[i]);
+    parts[i] = part_nulls[i] ? 0 : PG_GETARG_DATUM(order[i]);
+  }
+  call.value[0] = PG_GETARG_DATUM(kTenant);
+  call.null[0] = PG_ARGISNULL(kTenant);
+  call.value[1] = call_ours(idem_scope_digest, 4, parts, part_nulls);
+  call.null[1] = false;
+  if (payload == Payload::Hash) {
+    call.value[3] = PG_GETARG_DATUM(kPayload);
+  } else {
+    const Datum args[2] = {PG_GETARG_DATUM(kPayload), pg::guarded([] { return PointerGetDatum(construct_empty_array(TEXTOID)); })};
+    const bool nulls[2] = {false, false};
+    call.value[3] = call_ours(payload == Payload::Jsonb ? idem_payload_hash_jsonb : idem_payload_hash_text, 2, args, nulls);
+  }
+  call.null[3] = false;
+  const int rest[][2] = {{2, kKey}, {4, kCaller}, {5, kResource}, {6, kLease}, {7, kTtl}, {8, kOnBusy}, {9, kMutationType}};
+  for (const auto& r : rest) {
+    call.null[r[0]] = PG_ARGISNULL(r[1]);
+    call.value[r[0]] = call.null[r[0]] ? 0 : PG_GETARG_DATUM(r[1]);
+  }
+  return acquire(call, fcinfo);
+}
+
+Datum acquire_jsonb(FunctionCallInfo fcinfo) { return acquire_with(fcinfo, Payload::Jsonb); }
+Datum acquire_text(FunctionCallInfo fcinfo) { return acquire_with(fcinfo, Payload::Text); }
+Datum acquire_hash(FunctionCallInfo fcinfo) { return acquire_with(fcinfo, Payload::Hash); }
+
+}  // namespace
+}  // namespace idem::hot
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_acquire_jsonb);
+Datum idem_acquire_jsonb(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::acquire_jsonb, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_acquire_text);
+Datum idem_acquire_text(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::acquire_text, fcinfo); }
+
+PG_FUNCTION_INFO_V1(idem_acquire_hash);
+Datum idem_acquire_hash(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::acquire_hash, fcinfo); }
+}
+
