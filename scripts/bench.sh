@@ -239,6 +239,8 @@ run peer_replay peer_replay.sql 1 - -D replay_keys="$BENCH_REPLAY_KEYS"
 run peer_replay peer_replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 # The replay's peer: the same replays with idem.audit_replays off (no audit row).
 PGOPTIONS="-c idem.audit_replays=off" run replay_noaudit replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
+# ... and the unaudited replay's: a bare primary-key read of the same stored response.
+run pk_read pk_read.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 contended 1 -
 contended "$BENCH_CLIENTS" -
 # 0.2.0: the audit row and the state machine trigger, each beside its peer in this run.
@@ -277,7 +279,8 @@ awk -F '\t' '
     }
   }' "$RESULTS" | tee "$OUT/summary.txt"
 echo "peers: new_key vs peer_new_key and replay vs peer_replay (the hand-written table of bench/pgbench/peer_setup.sql),"
-echo "replay vs replay_noaudit (idem.audit_replays off), new_key vs new_key_noaudit (audit append"
+echo "replay vs replay_noaudit (idem.audit_replays off) vs pk_read (a bare primary-key read of the stored response),"
+echo "new_key vs new_key_noaudit (audit append"
 echo "swapped for a no-op in the bench database), status_guarded vs status_plain (the trigger + its log row)"
 if [ -s "$OUT/contended-mix.txt" ]; then
   echo "contended outcome mix (1 client, then $BENCH_CLIENTS):"

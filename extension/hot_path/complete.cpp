@@ -1,6 +1,6 @@
 // idem.complete in C. The common call (valid arguments, from the lease's holder, the key's lock
-// free) runs through kept plans: one lock probe, one row read under lock, one UPDATE, one audit
-// INSERT. Every other call goes to idem._complete_general, the PL/pgSQL reference, which waits
+// free) runs through kept plans: the key's lock without waiting, one UPDATE that checks the
+// holder, one audit INSERT. Every other call goes to idem._complete_general, the PL/pgSQL reference, which waits
 // where it must and names the refusal, so each rule and each message stays in one place. The
 // fast path hands over holding nothing it took and having written nothing.
 #include "core/keys/handle.hpp"
@@ -22,24 +22,23 @@ KeptPlan general_complete{"SELECT idem._complete_general($1, $2, $3, $4, $5, $6,
                           {TEXTOID, INT8OID, INT4OID, JSONBOID, BYTEAOID, TEXTOID, JSONBOID, TEXTOID, BOOLOID},
                           nullptr};
 
-// Under the key's lock only purge_expired can hold the row (it is deleting history): never wait.
-KeptPlan holder_row{
-    "SELECT k.status = 'in_progress' AND k.attempt = $3, k.lease_secret_hash, k.client_key, k.caller_id,"
-    " k.resource, k.generation, k.mutation_type, k.recovery_point, k.attempts_in_generation,"
-    " coalesce(k.attempted_at, k.created_at)"
-    " FROM idem.keys k WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2 FOR NO KEY UPDATE SKIP LOCKED",
-    3,
-    {TEXTOID, BYTEAOID, INT8OID},
-    nullptr};
-
+// One statement: the holder's checks (still leased to this attempt, the handle's secret) are in
+// the WHERE clause, and RETURNING gives what the audit row needs (complete changes none of it).
+// It never waits for a row lock: every writer of a record (acquire, checkpoint, complete,
+// release, resolve_stuck, purge_expired) holds its key's lock while it holds the row, and this
+// call holds the key's lock.
 KeptPlan resolve{
     "UPDATE idem.keys k SET status = 'resolved', response_status = $3, response_headers = coalesce($4, '{}'::jsonb),"
     " response_body = coalesce($5, ''::bytea), order_id = $6, handler_response = $7, local_status = $8,"
     " lease_expires_at = NULL, resolved_at = $9, expires_at = $9 + k.ttl"
-    " WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2",
-    9,
-    {TEXTOID, BYTEAOID, INT4OID, JSONBOID, BYTEAOID, TEXTOID, JSONBOID, TEXTOID, TIMESTAMPTZOID},
+    " WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2 AND k.status = 'in_progress' AND k.attempt = $10"
+    " AND (k.lease_secret_hash IS NULL OR k.lease_secret_hash = $11)"
+    " RETURNING k.client_key, k.caller_id, k.resource, k.generation, k.mutation_type, k.recovery_point,"
+    " k.attempts_in_generation, coalesce(k.attempted_at, k.created_at)",
+    11,
+    {TEXTOID, BYTEAOID, INT4OID, JSONBOID, BYTEAOID, TEXTOID, JSONBOID, TEXTOID, TIMESTAMPTZOID, INT8OID, BYTEAOID},
     nullptr};
+enum Returned { kClientKey = 1, kCallerId, kResource, kGeneration, kMutationType, kRecoveryPoint, kRetries, kAttemptedAt };
 
 Datum run_general(FunctionCallInfo fcinfo) {
   pg::guarded([&] {
@@ -86,52 +85,32 @@ Datum complete(FunctionCallInfo fcinfo) {
       SPI_finish();
       return false;  // another transaction is writing the key: the general path waits, within bounds
     }
-    Args key;
-    key.add(tenant).add(digest).add(Int64GetDatum(attempt));
-    if (execute(holder_row, key, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read the key's record");
-    bool ok = SPI_processed == 1;
-    HeapTuple row = ok ? SPI_tuptable->vals[0] : nullptr;
-    TupleDesc desc = SPI_tuptable->tupdesc;
-    bool is_null = false;
-    if (ok) ok = DatumGetBool(SPI_getbinval(row, desc, 1, &is_null)) && !is_null;
-    if (ok) {
-      const Datum stored = SPI_getbinval(row, desc, 2, &is_null);
-      if (!is_null) {  // a lease taken before 0.3.1 has no secret to check
-        bytea* hash = DatumGetByteaPP(stored);
-        ok = VARSIZE_ANY_EXHDR(hash) == secret_hash.size() &&
-             memcmp(VARDATA_ANY(hash), secret_hash.data(), secret_hash.size()) == 0;
-      }
-    }
-    if (!ok) {
-      // Lost, purged, taken over or the wrong secret: the general path names which.
+    const TimestampTz now = GetCurrentTimestamp();
+    Args update;
+    update.add(tenant).add(digest).add(Int32GetDatum(status));
+    for (int n = 3; n <= 7; ++n) add_arg(fcinfo, n, update);  // headers, body, order_id, handler_response, local_status
+    update.add(TimestampTzGetDatum(now)).add(Int64GetDatum(attempt)).add(datum::bytea_datum(secret_hash));
+    if (execute(resolve, update, 0) != SPI_OK_UPDATE_RETURNING) elog(ERROR, "pg_idempotency: could not resolve the key's record");
+    if (SPI_processed != 1) {
+      // Lost, purged, taken over or the wrong secret, and nothing written: the general path names which.
       key_lock::give_back(lock);
       SPI_finish();
       return false;
     }
-    const TimestampTz now = GetCurrentTimestamp();
-    Args update;
-    update.add(tenant).add(digest).add(Int32GetDatum(status));
-    add_arg(fcinfo, 3, update);
-    add_arg(fcinfo, 4, update);
-    add_arg(fcinfo, 5, update);
-    add_arg(fcinfo, 6, update);
-    add_arg(fcinfo, 7, update);
-    update.add(TimestampTzGetDatum(now));
-    if (execute(resolve, update, 0) != SPI_OK_UPDATE || SPI_processed != 1) {
-      elog(ERROR, "pg_idempotency: the locked record of a completing lease was not updated");
-    }
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
     Args audit;
     audit.add(tenant).add(digest);
-    for (int column : {3, 4, 5, 6}) add_column(row, desc, column, audit);  // key, caller, resource, generation
+    for (int column : {kClientKey, kCallerId, kResource, kGeneration}) add_column(row, desc, column, audit);
     audit.add(Int64GetDatum(attempt));
-    add_column(row, desc, 7, audit);  // mutation_type
+    add_column(row, desc, kMutationType, audit);
     audit.add(CStringGetTextDatum("completed"));
     audit.add(PG_GETARG_DATUM(8));  // handler_called
-    add_arg(fcinfo, 5, audit);  // order_id
-    add_arg(fcinfo, 6, audit);  // handler_response
-    add_arg(fcinfo, 7, audit);  // local_status
+    add_arg(fcinfo, 5, audit);      // order_id
+    add_arg(fcinfo, 6, audit);      // handler_response
+    add_arg(fcinfo, 7, audit);      // local_status
     audit.add_null();               // error
-    for (int column : {8, 9, 10}) add_column(row, desc, column, audit);  // recovery point, retries, attempted at
+    for (int column : {kRecoveryPoint, kRetries, kAttemptedAt}) add_column(row, desc, column, audit);
     audit.add(TimestampTzGetDatum(now));
     append_audit(audit);
     SPI_finish();
