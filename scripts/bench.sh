@@ -148,7 +148,7 @@ expect() {
   if [ "$2" != "$3" ]; then problems+=("$1: got $2, expected $3"); echo "   CHECK FAILED: $1: got $2, expected $3"; fi
 }
 
-clear_tables() { q -c "TRUNCATE bench_orders, idem.keys, peer_idempotency_keys, peer_audit_records" >/dev/null; }
+clear_tables() { q -c "TRUNCATE bench_orders, idem.keys, idem.retired_keys, peer_idempotency_keys, peer_audit_records" >/dev/null; }
 
 # The hand-written peer (peer_setup.sql) under the same business write.
 peer_new_key() {
@@ -228,6 +228,18 @@ peer_new_key 1 -
 peer_new_key "$BENCH_CLIENTS" -
 floor "$BENCH_CLIENTS" "$BENCH_RATE"
 new_key "$BENCH_CLIENTS" "$BENCH_RATE"
+# The same fixed-rate new keys while purge_expired drains BENCH_PURGE_KEYS expired records.
+clear_tables
+q -c "CALL bench_expired_records(${BENCH_PURGE_KEYS:-300000})" -c "VACUUM ANALYZE idem.keys" >/dev/null
+q -c "CALL bench_purge_all()" >"$OUT/purge-under-load.txt" 2>&1 &
+purging=$!
+run new_key_purging new_key.sql "$BENCH_CLIENTS" "$BENCH_RATE"
+wait "$purging" || problems+=("bench_purge_all failed: $OUT/purge-under-load.txt")
+purge_figures=$(q -F ' ' -c "SELECT records, round(seconds::numeric, 1), round(records / nullif(seconds, 0)) FROM bench_purge_runs ORDER BY ctid DESC LIMIT 1")
+read -r purged purge_s purge_rate <<<"$purge_figures"
+echo "   purge under load: $purged expired records in $purge_s s ($purge_rate records/s) beside new keys at $BENCH_RATE/s"
+expect "purge under load: every expired record purged" "$purged" "${BENCH_PURGE_KEYS:-300000}"
+expect "purge under load: new keys kept" "$(q -c "SELECT count(*) FROM idem.keys WHERE tenant_id = 'acme'")" "$TXNS"
 clear_tables
 echo "   resolving $BENCH_REPLAY_KEYS keys for the replay workload"
 q -c "CALL bench_populate_replay($BENCH_REPLAY_KEYS)" -c "CALL peer_populate_replay($BENCH_REPLAY_KEYS)" \

@@ -80,3 +80,31 @@ CREATE PROCEDURE bench_audit_on() LANGUAGE plpgsql AS $$
 BEGIN
   DROP TRIGGER IF EXISTS bench_skip_audit ON idem.mutations;
 END $$;
+
+-- Purge under load: n resolved records that expired a second ago, written set-based (as if a day
+-- of traffic had aged out), then purged by idem.purge_expired(500) in a loop, a commit per call,
+-- while the fixed-rate new-key run goes on. bench_purge_runs keeps how many and how fast.
+CREATE TABLE bench_purge_runs (records bigint, seconds float8);
+CREATE PROCEDURE bench_expired_records(n integer) LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme, caller_id,
+                         resource, client_key, lease_interval, ttl, created_at, resolved_at, expires_at, mutation_type,
+                         attempted_at, response_status, response_headers, response_body, order_id)
+  SELECT 'aged', sha256(convert_to('aged-' || i, 'UTF8')), 'resolved', nextval('idem.fencing_token_seq'), 1,
+         sha256(convert_to('payload-' || i, 'UTF8')), idem.fingerprint_scheme(), '', '', 'aged-key-' || lpad(i::text, 10, '0'),
+         '30 seconds', '1 day', now() - interval '1 day 1 minute', now() - interval '1 day 1 second',
+         now() - interval '1 second', 'create', now() - interval '1 day 1 minute', 201, '{}',
+         convert_to('{"order_id":"ord-aged-' || i || '","status":"created"}', 'UTF8'), 'ord-aged-' || i
+    FROM generate_series(1, n) i;
+END $$;
+CREATE PROCEDURE bench_purge_all() LANGUAGE plpgsql AS $$
+DECLARE v_total bigint := 0; v_n integer; v_start timestamptz := clock_timestamp();
+BEGIN
+  LOOP
+    v_n := idem.purge_expired(500);
+    v_total := v_total + v_n;
+    COMMIT;
+    EXIT WHEN v_n = 0;
+  END LOOP;
+  INSERT INTO bench_purge_runs VALUES (v_total, extract(epoch FROM clock_timestamp() - v_start));
+END $$;
