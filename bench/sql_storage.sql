@@ -44,10 +44,12 @@ SELECT 'idem.mutations, all (this run)', pg_total_relation_size('idem.mutations'
 
 -- Expire them all, and copy them for the peers first (same rows, same indexes as idem.keys).
 CREATE TABLE storage_peer_keys (LIKE idem.keys INCLUDING INDEXES);
+CREATE INDEX ON storage_peer_keys (expires_at);  -- what a hand-written table's purge reads
 INSERT INTO storage_peer_keys SELECT * FROM idem.keys;
 CREATE TABLE storage_peer_part (LIKE idem.keys INCLUDING INDEXES);
 INSERT INTO storage_peer_part SELECT * FROM idem.keys;
-UPDATE idem.keys SET expires_at = clock_timestamp() - interval '1 second';
+-- purge_after (attempted_at + ttl) must have passed too: age the attempt as well.
+UPDATE idem.keys SET attempted_at = attempted_at - interval '2 days', expires_at = clock_timestamp() - interval '1 second';
 UPDATE storage_peer_keys SET expires_at = clock_timestamp() - interval '1 second';
 VACUUM ANALYZE idem.keys;
 VACUUM ANALYZE storage_peer_keys;

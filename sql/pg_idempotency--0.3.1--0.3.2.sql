@@ -159,3 +159,101 @@ CREATE TRIGGER tenant_bindings_truncated AFTER TRUNCATE ON idem.tenant_bindings
   FOR EACH STATEMENT EXECUTE FUNCTION idem._tenant_bindings_changed();
 ALTER TABLE idem.tenant_bindings ENABLE ALWAYS TRIGGER tenant_bindings_changed;
 ALTER TABLE idem.tenant_bindings ENABLE ALWAYS TRIGGER tenant_bindings_truncated;
+
+-- ---------------------------------------------------------------------------------------------
+-- complete as a HOT update. complete moves expires_at (to resolution + TTL), and the purge's index
+-- was on expires_at, so every complete wrote new index entries. The purge now finds records by
+-- purge_after = attempted_at + ttl, NULL exactly when expires_at is (unresolved work with a
+-- checkpoint never expires). Every write that sets expires_at sets it to now + ttl or later, and
+-- now is never before attempted_at, so purge_after <= expires_at: every record that became
+-- history is found, at the same moment as before; the purge passes over one whose purge_after
+-- came but whose expires_at has not (a record resolved after a long handler, for that long).
+-- complete changes neither attempted_at nor ttl, so with room on the page (fillfactor 80) its
+-- UPDATE is HOT. Adding the column rewrites idem.keys (an ACCESS EXCLUSIVE lock for as long as
+-- that takes on a large store).
+
+ALTER TABLE idem.keys SET (fillfactor = 80);
+-- _audit_holder takes the record's row type in a BEGIN ATOMIC body, which blocks a rewrite of the
+-- table: dropped and created again, the same.
+DROP FUNCTION idem._audit_holder(idem.keys, text, boolean, text, jsonb, text, text, timestamptz);
+ALTER TABLE idem.keys ADD COLUMN purge_after timestamptz GENERATED ALWAYS AS (
+  CASE WHEN expires_at IS NOT NULL
+       THEN to_timestamp(extract(epoch FROM (coalesce(attempted_at, created_at) - 'epoch'::timestamptz) + ttl))
+  END) STORED;
+COMMENT ON COLUMN idem.keys.purge_after IS
+  'When purge_expired starts looking at the record: attempted_at + ttl (never after expires_at), NULL when expires_at is NULL. Not moved by complete, whose UPDATE is HOT.';
+CREATE INDEX keys_purge_after_idx ON idem.keys (purge_after) WHERE purge_after IS NOT NULL;
+DROP INDEX idem.keys_expires_at_idx;
+
+-- An audit row for what a holder just did to its record r.
+CREATE FUNCTION idem._audit_holder(r idem.keys, p_outcome text, p_handler_called boolean, p_order_id text,
+                                   p_handler_response jsonb, p_local_status text, p_error text,
+                                   p_completed_at timestamptz)
+  RETURNS void
+  LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
+  BEGIN ATOMIC
+    SELECT idem._audit(r.tenant_id, r.scope_digest, r.client_key, r.caller_id, r.resource, r.generation, r.attempt,
+                       r.mutation_type, p_outcome, p_handler_called, p_order_id, p_handler_response, p_local_status,
+                       p_error, r.recovery_point, r.attempts_in_generation, coalesce(r.attempted_at, r.created_at),
+                       p_completed_at);
+  END;
+REVOKE ALL ON FUNCTION idem._audit_holder(idem.keys, text, boolean, text, jsonb, text, text, timestamptz) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
+  RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  -- A deleted record's key stays locked until this transaction ends (an acquirer must not insert
+  -- behind an uncommitted delete), so a call deletes at most this many: the shared lock table
+  -- (max_locks_per_transaction x max_connections) must keep room for everyone else.
+  c_max_keys constant integer := 500;
+  c          record;
+  v_lock     bigint;
+  v_gen      integer;
+  v_removed  integer := 0;
+BEGIN
+  PERFORM idem._require_unbound('purge_expired');
+  IF batch IS NULL OR batch < 1 OR batch > 100000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
+      'Call purge_expired repeatedly with a small batch until it returns 0.');
+  END IF;
+  -- Oldest history first, until the batch is full: keys in use are passed over, not counted, so
+  -- a record held for long cannot starve the purge of the ones behind it.
+  -- By purge_after (indexed, never after expires_at; complete does not move it), then expires_at
+  -- itself: a record whose purge_after passed but which is not history yet is passed over.
+  FOR c IN SELECT k.tenant_id, k.scope_digest FROM idem.keys k
+            WHERE k.purge_after < clock_timestamp() AND k.expires_at < clock_timestamp()
+            ORDER BY k.purge_after LOOP
+    EXIT WHEN v_removed >= least(batch, c_max_keys);
+    v_lock := idem._lock_key(c.scope_digest);
+    -- In use right now (also by this very transaction, whose lock is re-entrant): next time.
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
+    -- Under the key's lock nobody else writes the row, so this reads its latest committed
+    -- version and deletes it only if that is still history; it never waits.
+    DELETE FROM idem.keys k
+     WHERE k.tenant_id = c.tenant_id AND k.scope_digest = c.scope_digest AND k.expires_at < clock_timestamp()
+    RETURNING k.generation INTO v_gen;
+    IF FOUND THEN
+      INSERT INTO idem.retired_keys AS g (tenant_id, scope_digest, generation, retired_at)
+      VALUES (c.tenant_id, c.scope_digest, v_gen, clock_timestamp())
+      ON CONFLICT (tenant_id, scope_digest)
+      DO UPDATE SET generation = greatest(g.generation, excluded.generation), retired_at = excluded.retired_at;
+      v_removed := v_removed + 1;
+    ELSE
+      PERFORM idem._unlock_key(v_lock);  -- kept: the lock goes back at once
+    END IF;
+  END LOOP;
+  -- Generations of keys unused for the whole history retention are forgotten, a batch at a time,
+  -- each under its key's lock (an acquirer or another purge may be reading or writing it).
+  FOR c IN SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o
+            WHERE o.retired_at < clock_timestamp() - idem._history_retention()
+            ORDER BY o.retired_at LIMIT least(batch, c_max_keys) LOOP
+    v_lock := idem._lock_key(c.scope_digest);
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
+    DELETE FROM idem.retired_keys g
+     WHERE g.tenant_id = c.tenant_id AND g.scope_digest = c.scope_digest
+       AND g.retired_at < clock_timestamp() - idem._history_retention();
+  END LOOP;
+  RETURN v_removed;
+END $$;
