@@ -13,8 +13,12 @@ Fingerprint fingerprint(json::Value doc, const std::vector<std::string>& exclude
   return {hash::sha256(json::canonicalize(doc)), kFingerprintScheme};
 }
 
+// One pass from text to canonical bytes (json::canonicalize_text), no Value in between.
 Fingerprint fingerprint_text(std::string_view json_text, const std::vector<std::string>& exclude) {
-  return fingerprint(json::parse_strict(json_text), exclude);
+  Fingerprint result{{}, kFingerprintScheme};
+  json::detail::with_canonical_text(json_text, exclude,
+                                    [&result](std::string_view bytes) { result.hash = hash::sha256(bytes); });
+  return result;
 }
 
 }  // namespace idem

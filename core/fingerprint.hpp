@@ -24,7 +24,9 @@ struct Fingerprint {
 // canonicalizes and hashes. Consumes `doc`.
 Fingerprint fingerprint(json::Value doc, const std::vector<std::string>& exclude = {});
 
-// The same for JSON text, parsed with the strict parser.
+// The same for JSON text, parsed with the strict parser: in one pass from the text to the canonical
+// bytes (json::canonicalize_text), no Value built; same bytes, hash and refusals as
+// fingerprint(json::parse_strict(json_text), exclude).
 Fingerprint fingerprint_text(std::string_view json_text, const std::vector<std::string>& exclude = {});
 
 }  // namespace idem

@@ -8,11 +8,26 @@
 
 namespace idem::hash {
 
+namespace {
+
+// The SHA-256 implementation, looked up once. EVP_sha256() makes every EVP_Digest fetch it from
+// the provider again (a locked lookup, about a fifth of hashing a 1 KiB body); an explicitly
+// fetched EVP_MD is used as it is. Kept for the life of the process.
+const EVP_MD* sha256_md() {
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+  static const EVP_MD* const fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  if (fetched != nullptr) return fetched;
+#endif
+  return EVP_sha256();
+}
+
+}  // namespace
+
 Digest sha256(std::string_view bytes) {
   Digest out{};
   unsigned int len = 0;
   // EVP_Digest is the one-shot form: no context to leak if anything below throws.
-  if (EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 ||
+  if (EVP_Digest(bytes.data(), bytes.size(), out.data(), &len, sha256_md(), nullptr) != 1 ||
       len != out.size()) {
     throw Error(ErrorCode::Internal, "OpenSSL EVP_Digest(SHA-256) failed");
   }

@@ -9,69 +9,18 @@
 
 #include "core/error.hpp"
 #include "core/interrupts.hpp"
+#include "core/json/canonical_detail.hpp"
 #include "core/json/number.hpp"
 #include "core/json/pointer.hpp"
 
 namespace idem::json {
 namespace {
 
+using detail::append_string;
+using detail::utf16_less;
+
 // Objects up to this size sort their member indexes in a stack buffer, without allocating.
 constexpr std::size_t kSmallObject = 32;
-
-// UTF-16 code-unit order of two UTF-8 strings. Bytewise UTF-8 order is code point order, and the
-// two orders disagree only when a supplementary character (lead byte F0..F4; a D800..DBFF
-// surrogate in UTF-16) meets one in U+E000..U+FFFF (lead byte EE or EF): UTF-16 puts the
-// supplementary one first. Where the strings first differ both bytes are lead bytes or both are
-// continuation bytes of characters with the same lead, so one look at that pair is enough.
-bool utf16_less(std::string_view a, std::string_view b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  std::size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  if (i == n) return a.size() < b.size();
-  const unsigned char x = static_cast<unsigned char>(a[i]);
-  const unsigned char y = static_cast<unsigned char>(b[i]);
-  if (x >= 0xF0 && (y == 0xEE || y == 0xEF)) return true;
-  if (y >= 0xF0 && (x == 0xEE || x == 0xEF)) return false;
-  return x < y;
-}
-
-// For each byte: 0 to copy it, else the letter after the backslash ('u' for \u00XX).
-// RFC 8785 section 3.2.2.2: only '"', '\\' and U+0000..U+001F are escaped.
-constexpr std::array<char, 256> make_escapes() {
-  std::array<char, 256> table{};
-  for (int c = 0; c < 0x20; ++c) table[c] = 'u';
-  table['\b'] = 'b';
-  table['\f'] = 'f';
-  table['\n'] = 'n';
-  table['\r'] = 'r';
-  table['\t'] = 't';
-  table['"'] = '"';
-  table['\\'] = '\\';
-  return table;
-}
-constexpr std::array<char, 256> kEscapes = make_escapes();
-
-void append_string(std::string& out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  const char* run = s.data();  // start of the bytes not yet copied
-  const char* const end = s.data() + s.size();
-  for (const char* p = run; p != end; ++p) {
-    const unsigned char c = static_cast<unsigned char>(*p);
-    const char escape = kEscapes[c];
-    if (escape == 0) continue;
-    out.append(run, static_cast<std::size_t>(p - run));
-    out.push_back('\\');
-    out.push_back(escape);
-    if (escape == 'u') {
-      const char hex[4] = {'0', '0', kHex[c >> 4], kHex[c & 0xF]};
-      out.append(hex, 4);
-    }
-    run = p + 1;
-  }
-  out.append(run, static_cast<std::size_t>(end - run));
-  out.push_back('"');
-}
 
 void write(const Value& v, std::string& out);
 

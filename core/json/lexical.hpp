@@ -50,9 +50,11 @@ inline int hex_value(char c) {
   return -1;
 }
 
-inline void append_utf8(std::string& out, std::uint32_t cp) {
+// Out: std::string or Bytes (bytes.hpp), anything with push_back(char) and append(ptr, n).
+template <class Out>
+inline void append_utf8(Out& out, std::uint32_t cp) {
   if (cp < 0x80) {
-    out += static_cast<char>(cp);
+    out.push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
     const char b[2] = {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
     out.append(b, 2);

@@ -123,21 +123,11 @@ Shortest shortest(double magnitude) {
   return s;
 }
 
-// Writes format_double(value) to `out` (kFormatBuffer bytes); returns the length.
-std::size_t format_to(double value, char* out) {
-  if (!std::isfinite(value)) {
-    throw Error(ErrorCode::NumberPrecision, "NaN and Infinity cannot be represented in JSON");
-  }
-  if (value == 0) {  // also -0, which ECMAScript prints as "0"
-    out[0] = '0';
-    return 1;
-  }
+// Writes the ECMAScript form of a nonzero finite double, given its sign and its shortest digits,
+// to `out` (kFormatBuffer bytes); returns the length.
+std::size_t format_shortest(bool negative, const Shortest& s, char* out) {
   char* p = out;
-  if (value < 0) {
-    *p++ = '-';
-    value = -value;
-  }
-  const Shortest s = shortest(value);
+  if (negative) *p++ = '-';
   const int k = static_cast<int>(s.count);
   const int n = s.n;
   if (k <= n && n <= 21) {  // integer: the digits, then n-k zeros
@@ -170,6 +160,18 @@ std::size_t format_to(double value, char* out) {
     p = std::to_chars(p, out + kFormatBuffer, e < 0 ? -e : e).ptr;
   }
   return static_cast<std::size_t>(p - out);
+}
+
+// Writes format_double(value) to `out` (kFormatBuffer bytes); returns the length.
+std::size_t format_to(double value, char* out) {
+  if (!std::isfinite(value)) {
+    throw Error(ErrorCode::NumberPrecision, "NaN and Infinity cannot be represented in JSON");
+  }
+  if (value == 0) {  // also -0, which ECMAScript prints as "0"
+    out[0] = '0';
+    return 1;
+  }
+  return format_shortest(value < 0, shortest(std::fabs(value)), out);
 }
 
 // True when the spelling already is its canonical form, so the common case (ids, counts, prices
@@ -228,6 +230,40 @@ void append_canonical_number(std::string& out, std::string_view spelling) {
   }
   char buf[kFormatBuffer];
   out.append(buf, format_to(value, buf));
+}
+
+// append_canonical_number and is_exact in one: the spelling is read, converted and its shortest
+// digits found once, for both answers. Same results, same errors, as calling the two.
+std::size_t canonical_number_exact(std::string_view spelling, char* out, bool& exact) {
+  static_assert(kCanonicalNumberBuffer >= kFormatBuffer, "room for format_shortest");
+  if (is_canonical_already(spelling)) {
+    // At most 23 bytes: 15 significant digits, a sign, a point and 5 zeros after "0.".
+    exact = true;
+    std::memcpy(out, spelling.data(), spelling.size());
+    return spelling.size();
+  }
+  const Decimal d = parse_or_throw(spelling);
+  double value = 0;
+  const auto result = std::from_chars(spelling.data(), spelling.data() + spelling.size(), value);
+  if (result.ec == std::errc::result_out_of_range) {
+    if (d.exponent > 0) {
+      throw Error(ErrorCode::NumberPrecision,
+                  "number " + display(spelling) + " is too large for an IEEE double",
+                  "send it as a string");
+    }
+    exact = d.zero;  // underflow rounds to zero, as JCS requires, but is not exact
+    out[0] = '0';
+    return 1;
+  }
+  if (value == 0) {  // also -0, which ECMAScript prints as "0"
+    exact = d.zero;
+    out[0] = '0';
+    return 1;
+  }
+  const Shortest s = shortest(std::fabs(value));
+  exact = !d.zero && d.count <= kMaxDigits && s.count == d.count && s.n == d.exponent &&
+          std::memcmp(s.digits, d.digits, d.count) == 0;
+  return format_shortest(value < 0, s, out);
 }
 
 }  // namespace detail

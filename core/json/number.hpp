@@ -1,6 +1,7 @@
 // JSON numbers as RFC 8785 needs them: ECMAScript Number::toString of the nearest IEEE double.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,10 @@ bool is_exact(std::string_view spelling);
 namespace detail {
 // canonical_number appended to `out` without a temporary string: the canonicalizer's hot path.
 void append_canonical_number(std::string& out, std::string_view spelling);
+// The same written to `out` (room for kCanonicalNumberBuffer bytes), returning its length, with
+// is_exact(spelling) in `exact`: the one-pass canonicalizer's single conversion of a number.
+inline constexpr std::size_t kCanonicalNumberBuffer = 32;
+std::size_t canonical_number_exact(std::string_view spelling, char* out, bool& exact);
 }  // namespace detail
 
 }  // namespace idem::json

@@ -70,6 +70,14 @@ std::vector<std::string> parse_pointer(std::string_view pointer) {
   return tokens;
 }
 
+std::vector<std::string> parse_exclusion(std::string_view pointer) {
+  std::vector<std::string> tokens = parse_pointer(pointer);
+  if (tokens.empty()) {
+    throw_invalid(pointer, "the empty pointer names the whole document, which cannot be removed");
+  }
+  return tokens;
+}
+
 std::string escape_token(std::string_view token) {
   std::string out;
   out.reserve(token.size());
@@ -91,10 +99,7 @@ std::string escape_token(std::string_view token) {
 void remove_pointers(Value& doc, const std::vector<std::string>& pointers) {
   std::vector<Target> targets;
   for (const std::string& pointer : pointers) {
-    const std::vector<std::string> tokens = parse_pointer(pointer);
-    if (tokens.empty()) {
-      throw_invalid(pointer, "the empty pointer names the whole document, which cannot be removed");
-    }
+    const std::vector<std::string> tokens = parse_exclusion(pointer);
     Value* parent = &doc;
     std::size_t index = 0;
     bool found = true;

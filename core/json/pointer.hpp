@@ -14,6 +14,10 @@ namespace idem::json {
 // '~' escape.
 std::vector<std::string> parse_pointer(std::string_view pointer);
 
+// parse_pointer for a pointer naming a value to remove: also refuses the empty pointer (the whole
+// document) with JsonPointerInvalid, in remove_pointers' words.
+std::vector<std::string> parse_exclusion(std::string_view pointer);
+
 // Escapes one reference token for display in a pointer.
 std::string escape_token(std::string_view token);
 

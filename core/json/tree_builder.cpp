@@ -54,7 +54,8 @@ std::string display_name(std::string_view name) {
 }
 
 // Index of the earliest member whose name already appeared before it, or n.
-std::size_t first_duplicate(const std::string* keys, std::size_t n) {
+template <class Key>
+std::size_t first_duplicate(const Key* keys, std::size_t n) {
   if (n < 2) return n;
   if (n <= kLinearScanLimit) {
     for (std::size_t j = 1; j < n; ++j) {
@@ -81,6 +82,8 @@ std::size_t first_duplicate(const std::string* keys, std::size_t n) {
 }  // namespace
 
 namespace detail {
+
+void throw_duplicate_name(std::string_view name, std::size_t offset) { throw_duplicate(name, offset); }
 
 void check_unique_names(const std::string* keys, std::size_t n, const std::size_t* offsets) {
   const std::size_t dup = first_duplicate(keys, n);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,9 @@ namespace detail {
 // (ErrorCode::JsonInvalid) the earliest of the n names that appeared before it, naming the byte
 // offsets[i] of its name (0: unknown). Up to 32 names by comparing pairs, above by sorting.
 void check_unique_names(const std::string* keys, std::size_t n, const std::size_t* offsets);
+// Its refusal of `name`, whose opening quote is at byte `offset` (0: unknown): for the one-pass
+// canonicalizer, which runs the same check over names it keeps in one buffer.
+[[noreturn]] void throw_duplicate_name(std::string_view name, std::size_t offset);
 }  // namespace detail
 
 }  // namespace idem::json
