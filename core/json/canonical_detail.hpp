@@ -58,10 +58,9 @@ inline void append_canonical_escape(Out& out, unsigned char c) {
   }
 }
 
-// A string's RFC 8785 form, quotes included. Out: std::string or Bytes (bytes.hpp).
+// A decoded string's RFC 8785 form without its quotes. Out: std::string or Bytes (bytes.hpp).
 template <class Out>
-inline void append_string(Out& out, std::string_view s) {
-  out.push_back('"');
+inline void append_string_body(Out& out, std::string_view s) {
   const char* run = s.data();  // start of the bytes not yet copied
   const char* const end = s.data() + s.size();
   for (const char* p = run; p != end; ++p) {
@@ -72,6 +71,13 @@ inline void append_string(Out& out, std::string_view s) {
     run = p + 1;
   }
   out.append(run, static_cast<std::size_t>(end - run));
+}
+
+// A string's RFC 8785 form, quotes included.
+template <class Out>
+inline void append_string(Out& out, std::string_view s) {
+  out.push_back('"');
+  append_string_body(out, s);
   out.push_back('"');
 }
 
