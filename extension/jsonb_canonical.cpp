@@ -40,7 +40,8 @@ constexpr std::uint16_t kDscaleMask = 0x3FFF;
 
 class Walker {
  public:
-  explicit Walker(CanonicalSink& sink) : sink_(sink) {}
+  // jsonb keeps one member per name (the last given wins when it is built).
+  explicit Walker(CanonicalSink& sink) : sink_(sink) { sink_.assume_unique_names(); }
 
   void root(const JsonbContainer* jc) {
     if ((jc->header & JB_FSCALAR) != 0) {

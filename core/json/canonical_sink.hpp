@@ -170,7 +170,9 @@ class CanonicalSink {
   }
   void end_key(std::size_t raw_length) { end_key_as(raw_length == keys_.size() - key_start_); }
   // A name appended decoded by a caller that does not know whether it needs escapes (a jsonb key).
-  void end_decoded_key() { end_key_as(false); }
+  void end_decoded_key() { end_key_as(!needs_escape(keys_.view(key_start_, keys_.size() - key_start_))); }
+  // The driver guarantees no object repeats a name (a jsonb): close_object skips the check.
+  void assume_unique_names() { unique_names_ = true; }
   void close_array();
   void close_object();
   std::string next_pointer() const;
@@ -216,6 +218,7 @@ class CanonicalSink {
   // Exclusion matching: the pointers live in each open container, and for the next child.
   std::vector<std::uint32_t>& live_;
   std::vector<std::uint32_t>& pending_live_;
+  bool unique_names_ = false;
   bool pending_excluded_ = false;
   bool string_written_ = false;
   // While an excluded container is being read: its frame's index, and where its bytes start.

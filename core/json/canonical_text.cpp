@@ -219,7 +219,7 @@ void CanonicalSink::close_object() {
   const std::size_t out_start = f.out_start;
   members_.back().out_end = out_.size();  // an open object has at least one member
   // Duplicate names first, every member counted (excluded ones too), as parse_strict does.
-  check_unique_names(first);
+  if (!unique_names_) check_unique_names(first);
   if (f.unsorted) {
     order_.clear();
     for (std::size_t i = first; i < members_.size(); ++i) {
