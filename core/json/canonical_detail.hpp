@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -58,20 +60,59 @@ inline void append_canonical_escape(Out& out, unsigned char c) {
   }
 }
 
-// A string's RFC 8785 form, quotes included. Out: std::string or Bytes (bytes.hpp).
+// True when one of the 8 bytes at `p` needs an escape ('"', '\\', below 0x20). SWAR as in
+// lexical.hpp's has_special_byte, without its test for bytes above 0x7F, which are copied: no
+// false negatives, false positives only after a true hit in the same word.
+inline bool has_escape_byte(const char* p) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  const std::uint64_t quote = w ^ (kOnes * '"');
+  const std::uint64_t backslash = w ^ (kOnes * '\\');
+  return ((((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash)) &
+          kHigh) != 0;
+}
+
+// Whether a decoded string has a byte RFC 8785 escapes.
+inline bool needs_escape(std::string_view s) {
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  while (end - p >= 8) {
+    if (has_escape_byte(p)) break;
+    p += 8;
+  }
+  for (; p != end; ++p) {
+    if (kEscapes[static_cast<unsigned char>(*p)] != 0) return true;
+  }
+  return false;
+}
+
+// A decoded string's RFC 8785 form without its quotes. Out: std::string or Bytes (bytes.hpp).
+// Words of 8 bytes without a byte to escape are skipped whole.
+template <class Out>
+inline void append_string_body(Out& out, std::string_view s) {
+  const char* run = s.data();  // start of the bytes not yet copied
+  const char* const end = s.data() + s.size();
+  for (const char* p = run; p != end;) {
+    if (end - p >= 8 && !has_escape_byte(p)) {
+      p += 8;
+      continue;
+    }
+    const unsigned char c = static_cast<unsigned char>(*p++);
+    if (kEscapes[c] == 0) continue;
+    out.append(run, static_cast<std::size_t>(p - 1 - run));
+    append_canonical_escape(out, c);
+    run = p;
+  }
+  out.append(run, static_cast<std::size_t>(end - run));
+}
+
+// A string's RFC 8785 form, quotes included.
 template <class Out>
 inline void append_string(Out& out, std::string_view s) {
   out.push_back('"');
-  const char* run = s.data();  // start of the bytes not yet copied
-  const char* const end = s.data() + s.size();
-  for (const char* p = run; p != end; ++p) {
-    const unsigned char c = static_cast<unsigned char>(*p);
-    if (kEscapes[c] == 0) continue;
-    out.append(run, static_cast<std::size_t>(p - run));
-    append_canonical_escape(out, c);
-    run = p + 1;
-  }
-  out.append(run, static_cast<std::size_t>(end - run));
+  append_string_body(out, s);
   out.push_back('"');
 }
 

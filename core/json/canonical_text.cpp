@@ -1,16 +1,13 @@
 // canonicalize_text: JSON text to its RFC 8785 bytes in one pass, the strict parser
-// (parser_impl.hpp) feeding a CanonicalSink instead of building a Value. Each value's canonical
-// bytes are written as soon as it is read; an object's members are written in input order into
-// the output buffer, their spans remembered, and rewritten in UTF-16 order when it closes (only if
-// they were not in that order already). Excluded values are parsed (every refusal still applies)
-// but their bytes are dropped; each number is converted once, for its canonical form and its
-// exactness together.
+// (parser_impl.hpp) feeding a CanonicalSink (canonical_sink.hpp, whose out-of-line parts are
+// here) instead of building a Value.
 //
 // The refusals are those of parse_strict, remove_pointers, require_exact_numbers and
 // canonicalize run one after the other, in that order: parse errors are thrown where they are
 // found, a malformed pointer and the first inexact number are remembered and thrown once the
 // document has parsed.
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -22,17 +19,15 @@
 #include "core/json/canonical.hpp"
 #include "core/json/bytes.hpp"
 #include "core/json/canonical_detail.hpp"
+#include "core/json/canonical_sink.hpp"
 #include "core/json/number.hpp"
 #include "core/json/parser_impl.hpp"
 #include "core/json/pointer.hpp"
 #include "core/json/value.hpp"
 
 namespace idem::json {
+namespace detail {
 namespace {
-
-using detail::Bytes;
-
-constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
 
 // RFC 6901 section 4, as remove_pointers reads a token on an array: "0" or digits without a
 // leading zero (at most 19 of them); anything else names no element.
@@ -46,203 +41,41 @@ std::size_t index_of(const std::string& token) {
   return value;
 }
 
-// The exclusions, parsed once: each pointer's tokens and, per token, the array index it names.
-struct Exclusions {
-  std::vector<std::vector<std::string>> tokens;
-  std::vector<std::vector<std::size_t>> indexes;
-  // remove_pointers' refusal of the first malformed (or empty) pointer, thrown after the parse.
-  std::exception_ptr refusal;
+}  // namespace
 
-  explicit Exclusions(const std::vector<std::string>& pointers) {
-    for (const std::string& pointer : pointers) {
-      try {
-        std::vector<std::string> t = parse_exclusion(pointer);
-        std::vector<std::size_t> ix;
-        ix.reserve(t.size());
-        for (const std::string& token : t) ix.push_back(index_of(token));
-        tokens.push_back(std::move(t));
-        indexes.push_back(std::move(ix));
-      } catch (const Error&) {
-        // The document is still parsed (its refusals come first); nothing is excluded.
-        refusal = std::current_exception();
-        tokens.clear();
-        indexes.clear();
-        return;
-      }
+Exclusions::Exclusions(const std::vector<std::string>& pointers) {
+  for (const std::string& pointer : pointers) {
+    try {
+      std::vector<std::string> t = parse_exclusion(pointer);
+      std::vector<std::size_t> ix;
+      ix.reserve(t.size());
+      for (const std::string& token : t) ix.push_back(index_of(token));
+      tokens.push_back(std::move(t));
+      indexes.push_back(std::move(ix));
+    } catch (const Error&) {
+      // The document is still parsed (its refusals come first); nothing is excluded.
+      refusal = std::current_exception();
+      tokens.clear();
+      indexes.clear();
+      return;
     }
   }
-};
+}
 
-// Everything one canonicalization needs besides its input, kept per thread between calls so a
-// request body costs no allocation; trim() gives back what a large document took.
-class CanonicalSink {
- public:
-  // An open array or object.
-  struct Frame {
-    bool array;
-    bool unsorted;            // object: a member came before one it sorts after
-    std::size_t out_start;    // first byte after its '[' or '{' in out_
-    std::size_t seen;         // array: elements begun, excluded ones included
-    std::size_t kept;         // elements (members) written
-    std::size_t members;      // object: its members are members_[members..]
-    std::size_t keys;         // object: its names are keys_[keys..]
-    std::size_t live_begin;   // the exclusions still on the path here: live_[live_begin..live_end)
-    std::size_t live_end;
-  };
-  // An object member: its decoded name in keys_, the offset of its name's opening quote, and the
-  // span of its canonical "name":value in out_ (empty when excluded).
-  struct Member {
-    std::size_t key;
-    std::size_t key_length;
-    std::size_t offset;
-    std::size_t out_begin;
-    std::size_t out_end;
-    bool excluded;
-  };
-  struct Workspace {
-    Bytes out;
-    Bytes keys;     // decoded member names of the open objects
-    Bytes scratch;  // an excluded string value, read and dropped
-    Bytes sorted;   // an object's bytes while its members are put in order
-    std::vector<Frame> frames;
-    std::vector<Member> members;
-    std::vector<std::uint32_t> order;
-    std::vector<std::uint32_t> live;
-    std::vector<std::uint32_t> pending_live;
-    bool busy = false;
-
-    // Above this, a buffer is freed after use rather than kept for the next document.
-    static constexpr std::size_t kKeep = 256 * 1024;
-    void trim() {
-      for (Bytes* b : {&out, &keys, &scratch, &sorted}) {
-        if (b->capacity() > kKeep) b->release();
-      }
-      if (members.capacity() * sizeof(Member) > kKeep) std::vector<Member>().swap(members);
-      if (order.capacity() * sizeof(std::uint32_t) > kKeep) std::vector<std::uint32_t>().swap(order);
-    }
-  };
-
-  static constexpr bool kCanonicalStrings = true;
-
-  CanonicalSink(Workspace& w, const Exclusions& ex)
-      : out_(w.out),
-        ex_(ex),
-        frames_(w.frames),
-        members_(w.members),
-        keys_(w.keys),
-        scratch_(w.scratch),
-        sorted_(w.sorted),
-        order_(w.order),
-        live_(w.live),
-        pending_live_(w.pending_live) {
-    out_.clear();
-    keys_.clear();
-    frames_.clear();
-    members_.clear();
-    live_.clear();
-    frames_.reserve(16);
-    members_.reserve(32);
-    for (std::uint32_t p = 0; p < ex.tokens.size(); ++p) live_.push_back(p);
+// Whether a valid spelling without an exponent (numeric_out's) is beyond a double's range. Below
+// 309 integer digits it cannot be; above, from_chars' out of range can only be overflow. A
+// spelling with an exponent is left to canonical_number_exact.
+bool CanonicalSink::overflows_double(std::string_view s) {
+  std::size_t i = !s.empty() && s[0] == '-' ? 1 : 0;
+  const std::size_t int_start = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  if (i - int_start <= kSafeIntegerDigits) return false;
+  for (std::size_t j = i; j < s.size(); ++j) {
+    if (s[j] == 'e' || s[j] == 'E') return false;
   }
-
-  Bytes& begin_string() {
-    string_written_ = begin_value();
-    if (string_written_) {
-      out_.push_back('"');
-      return out_;
-    }
-    scratch_.clear();
-    return scratch_;
-  }
-  void end_string() {
-    if (string_written_) out_.push_back('"');
-  }
-  void number(const char* spelling, std::size_t length) {
-    if (!begin_value()) return;
-    const std::string_view s(spelling, length);
-    char buf[detail::kCanonicalNumberBuffer];
-    bool exact = true;
-    out_.append(buf, detail::canonical_number_exact(s, buf, exact));
-    if (!exact && !inexact_found_ && skip_frame_ == kNoIndex) record_inexact(s);
-  }
-  void boolean(bool value) {
-    if (!begin_value()) return;
-    if (value) {
-      out_.append("true", 4);
-    } else {
-      out_.append("false", 5);
-    }
-  }
-  void null() {
-    if (begin_value()) out_.append("null", 4);
-  }
-  void empty_array() {
-    if (begin_value()) out_.append("[]", 2);
-  }
-  void empty_object() {
-    if (begin_value()) out_.append("{}", 2);
-  }
-  void open(bool array);
-  Bytes& begin_key(std::size_t offset) {
-    key_offset_ = offset;
-    key_start_ = keys_.size();
-    return keys_;
-  }
-  void end_key(std::size_t raw_length);
-  void close_array();
-  void close_object();
-  std::string next_pointer() const;
-  void finish() {}
-
-  // After the parse: remove_pointers' and require_exact_numbers' refusals, in their order.
-  void throw_deferred() const;
-
- private:
-  // Bookkeeping for a value about to be written into the innermost container: its comma, and
-  // whether an exclusion names it. Returns whether to write it.
-  bool begin_value() {
-    if (frames_.empty()) return true;
-    Frame& f = frames_.back();
-    if (!f.array) return !pending_excluded_;
-    const std::size_t index = f.seen++;
-    if (f.live_begin != f.live_end && match(f, std::string_view(), index)) return false;
-    if (f.kept++ != 0) out_.push_back(',');
-    return true;
-  }
-  // Whether an exclusion names the child `key` (object) or `index` (array) of frame f: true when
-  // one ends there; the ones going deeper are left in pending_live_ for the child's own frame.
-  bool match(const Frame& f, std::string_view key, std::size_t index);
-  void pop_frame(std::size_t live_begin);
-  std::string_view name(std::size_t member) const {
-    return keys_.view(members_[member].key, members_[member].key_length);
-  }
-  void check_unique_names(std::size_t first) const;
-  void record_inexact(std::string_view spelling);
-  std::string member_key(std::size_t level) const;
-
-  Bytes& out_;
-  const Exclusions& ex_;
-  std::vector<Frame>& frames_;
-  std::vector<Member>& members_;
-  Bytes& keys_;
-  Bytes& scratch_;
-  Bytes& sorted_;
-  std::vector<std::uint32_t>& order_;
-  // Exclusion matching: the pointers live in each open container, and for the next child.
-  std::vector<std::uint32_t>& live_;
-  std::vector<std::uint32_t>& pending_live_;
-  bool pending_excluded_ = false;
-  bool string_written_ = false;
-  // While an excluded container is being read: its frame's index, and where its bytes start.
-  std::size_t skip_frame_ = kNoIndex;
-  std::size_t skip_mark_ = 0;
-  std::size_t key_offset_ = 0;
-  std::size_t key_start_ = 0;
-  // The first inexact number (document order, outside excluded values): its message parts.
-  bool inexact_found_ = false;
-  std::string inexact_spelling_;
-  std::string inexact_pointer_;
-};
+  double value = 0;
+  return std::from_chars(s.data(), s.data() + s.size(), value).ec == std::errc::result_out_of_range;
+}
 
 bool CanonicalSink::match(const Frame& f, std::string_view key, std::size_t index) {
   pending_live_.clear();
@@ -292,7 +125,7 @@ void CanonicalSink::open(bool array) {
   f.live_end = live_.size();
 }
 
-void CanonicalSink::end_key(std::size_t raw_length) {
+void CanonicalSink::end_key_as(bool plain) {
   Frame& f = frames_.back();
   const std::size_t length = keys_.size() - key_start_;
   const std::string_view name = keys_.view(key_start_, length);
@@ -307,18 +140,18 @@ void CanonicalSink::end_key(std::size_t raw_length) {
         std::size_t last = members_.size() - 1;
         while (members_[last].excluded) --last;
         const Member& prev = members_[last];
-        if (!detail::utf16_less(keys_.view(prev.key, prev.key_length), name)) f.unsorted = true;
+        if (!utf16_less(keys_.view(prev.key, prev.key_length), name)) f.unsorted = true;
       }
     }
     ++f.kept;
     out_begin = out_.size();
-    if (raw_length == length) {
+    if (plain) {
       // No escape in the input, so nothing to escape either: the name as it is, quoted.
       out_.push_back('"');
       out_.append(name);
       out_.append("\":", 2);
     } else {
-      detail::append_string(out_, name);
+      append_string(out_, name);
       out_.push_back(':');
     }
   }
@@ -377,7 +210,7 @@ void CanonicalSink::check_unique_names(std::size_t first) const {
       }
     }
   }
-  if (dup != n) detail::throw_duplicate_name(name(first + dup), members_[first + dup].offset);
+  if (dup != n) throw_duplicate_name(name(first + dup), members_[first + dup].offset);
 }
 
 void CanonicalSink::close_object() {
@@ -386,14 +219,14 @@ void CanonicalSink::close_object() {
   const std::size_t out_start = f.out_start;
   members_.back().out_end = out_.size();  // an open object has at least one member
   // Duplicate names first, every member counted (excluded ones too), as parse_strict does.
-  check_unique_names(first);
+  if (!unique_names_) check_unique_names(first);
   if (f.unsorted) {
     order_.clear();
     for (std::size_t i = first; i < members_.size(); ++i) {
       if (!members_[i].excluded) order_.push_back(static_cast<std::uint32_t>(i));
     }
     std::sort(order_.begin(), order_.end(),
-              [this](std::uint32_t a, std::uint32_t b) { return detail::utf16_less(name(a), name(b)); });
+              [this](std::uint32_t a, std::uint32_t b) { return utf16_less(name(a), name(b)); });
     sorted_.clear();
     sorted_.append(out_.data() + out_start, out_.size() - out_start);
     out_.truncate(out_start);
@@ -458,11 +291,8 @@ void CanonicalSink::throw_deferred() const {
               "send it as a string or reduce its precision");
 }
 
-}  // namespace
-
-namespace detail {
-
-void with_canonical_text(std::string_view text, const std::vector<std::string>& exclude,
+void with_canonical_sink(const std::vector<std::string>& exclude,
+                         const std::function<void(CanonicalSink&)>& produce,
                          const std::function<void(std::string_view)>& consume) {
   thread_local CanonicalSink::Workspace workspace;
   CanonicalSink::Workspace fallback;  // stays empty unless consume() canonicalizes again
@@ -477,9 +307,15 @@ void with_canonical_text(std::string_view text, const std::vector<std::string>& 
   w.busy = true;
   const Exclusions ex(exclude);
   CanonicalSink sink(w, ex);
-  BasicParser<CanonicalSink>(text, sink).run();
+  produce(sink);
   sink.throw_deferred();
   consume(w.out.view());
+}
+
+void with_canonical_text(std::string_view text, const std::vector<std::string>& exclude,
+                         const std::function<void(std::string_view)>& consume) {
+  with_canonical_sink(
+      exclude, [text](CanonicalSink& sink) { BasicParser<CanonicalSink>(text, sink).run(); }, consume);
 }
 
 }  // namespace detail
