@@ -171,11 +171,20 @@ floor() {
   expect "floor $1 clients: orders written = transactions" "$(q -c "SELECT count(*) FROM bench_orders")" "$TXNS"
 }
 
+# Updates of idem.keys so far, and how many were HOT (complete's, since 0.3.2).
+key_updates() { q -F ' ' -c "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'idem.keys'::regclass"; }
+
 new_key() {
   clear_tables
-  local before
+  local before updates_before updates_after
   before=$(tokens_issued)
+  updates_before=$(key_updates)
   run new_key new_key.sql "$@"
+  sleep 1  # pgbench's backends report their counts as they exit
+  updates_after=$(key_updates)
+  read -r u0 h0 <<<"$updates_before"
+  read -r u1 h1 <<<"$updates_after"
+  echo "   complete as a HOT update: $((h1 - h0)) of $((u1 - u0)) updates of idem.keys" | tee -a "$OUT/hot-updates.txt"
   expect "new_key $1 clients: resolved first-generation keys = transactions" \
     "$(q -c "SELECT count(*) FROM idem.keys WHERE status = 'resolved' AND generation = 1")" "$TXNS"
   expect "new_key $1 clients: one attempt per transaction" $(($(tokens_issued) - before)) "$TXNS"
