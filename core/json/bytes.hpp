@@ -43,6 +43,7 @@ class Bytes {
     data_[size_++] = c;
   }
   void append(const char* p, std::size_t n) {
+    if (n == 0) return;  // memcpy from or to a null pointer is undefined even for 0 bytes
     if (capacity_ - size_ < n) grow_to(size_ + n);
     std::memcpy(data_ + size_, p, n);
     size_ += n;

@@ -178,6 +178,117 @@ bool passed(HeapTuple row, TupleDesc desc, int column, TimestampTz now) {
 const char* const kOnBusyModes[] = {"reject", "wait", nullptr};
 const char* const kMutationTypes[] = {"create", "capture", "refund", "void", nullptr};
 
+// What one acquire call carries into its two fast cases.
+struct Attempt {
+  const AcquireCall& call;
+  TupleDesc desc;              // idem.acquire_result
+  Datum lease, ttl;            // intervals, already bounded
+  const std::string& handle;   // the plain handle "<tenant>:<digest hex>"
+  int64 lock;                  // the key's lock
+  bool wait_mode, read_committed;
+  MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
+  TimestampTz now;
+};
+
+HeapTuple form_answer(const Attempt& a, Result& result) {
+  const MemoryContext spi_context = MemoryContextSwitchTo(a.caller_context);
+  HeapTuple tuple = heap_form_tuple(a.desc, result.values, result.nulls);
+  MemoryContextSwitchTo(spi_context);
+  return tuple;
+}
+
+// No record: take the key's lock without waiting and insert generation high-water + 1. nullptr
+// when the general path must decide: not READ COMMITTED (an older snapshot must first prove no
+// purge it cannot see retired the key), the lock taken by another transaction (refuse or wait,
+// there), or a record committed after our read (the lock is given back first).
+HeapTuple insert_new_record(const Attempt& a) {
+  const AcquireCall& call = a.call;
+  if (!a.read_committed || !key_lock::try_take(a.lock)) return nullptr;
+  Args where;
+  where.add(call.value[kTenant]).add(call.value[kDigest]);
+  if (execute(retired_generation, where, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read idem.retired_keys");
+  bool is_null = true;
+  const Datum retired_value = SPI_processed == 1 ? column(1, &is_null) : 0;
+  const int32 retired = is_null ? 0 : DatumGetInt32(retired_value);
+  char secret[keys::kLeaseSecretDigits + 1];
+  draw_secret(secret);
+  const hash::Digest secret_hash = hash::sha256(std::string_view(secret, keys::kLeaseSecretDigits));
+  Args row;
+  row.add(call.value[kTenant]).add(call.value[kDigest]).add(Int32GetDatum(1 + retired));
+  row.add(call.value[kHash]).add(call.value[kCaller]).add(call.value[kResource]).add(call.value[kKey]);
+  row.add(a.lease).add(a.ttl).add(TimestampTzGetDatum(a.now)).add(call.value[kMutationType]);
+  row.add(datum::bytea_datum(secret_hash));
+  if (execute(insert_record, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
+  if (SPI_processed != 1) {
+    key_lock::give_back(a.lock);
+    return nullptr;
+  }
+  Result result{a.desc, {}, {}};
+  for (bool& n : result.nulls) n = true;
+  result.set("outcome", CStringGetTextDatum("acquired"));
+  result.set("attempt", column(1, &is_null));
+  result.set("generation", column(2, &is_null));
+  result.set("lease_expires_at", column(3, &is_null));
+  // Only the holder learns the secret; the record keeps its SHA-256.
+  const std::size_t n = a.handle.size();
+  char* handle = static_cast<char*>(palloc(n + 1 + keys::kLeaseSecretDigits + 1));
+  std::memcpy(handle, a.handle.data(), n);
+  handle[n] = ':';
+  std::memcpy(handle + n + 1, secret, keys::kLeaseSecretDigits + 1);
+  result.set("handle", CStringGetTextDatum(handle));
+  return form_answer(a, result);
+}
+
+// A record: the answers that take no lock (replay, mismatch, in_progress when not waiting), each
+// with its audit row. nullptr for a decision that writes under the lock, or a wait.
+HeapTuple answer_from_record(const Attempt& a, HeapTuple row, TupleDesc row_desc) {
+  const AcquireCall& call = a.call;
+  bool is_null = false;
+  protocol::RecordView view;
+  view.status = status_of(datum::view(DatumGetTextPP(SPI_getbinval(row, row_desc, kStatus, &is_null))));
+  view.history = passed(row, row_desc, kExpiresAt, a.now);
+  view.lease_live = later_than(row, row_desc, kLeaseExpiresAt, a.now);
+  view.own_transaction = view.status == protocol::RecordStatus::InProgress &&
+                         TransactionIdIsCurrentTransactionId(DatumGetTransactionId(SPI_getbinval(row, row_desc, kRowXmin, &is_null)));
+  view.has_checkpoint = flag(row, row_desc, kHasCheckpoint);
+  view.same_payload = flag(row, row_desc, kSameRequest);
+  const protocol::Decision decision = protocol::decide(view);
+  const bool answers = decision == protocol::Decision::Replay || decision == protocol::Decision::Mismatch ||
+                       (decision == protocol::Decision::Busy && (!a.wait_mode || !a.read_committed || view.own_transaction));
+  if (!answers) return nullptr;
+  const char* outcome = protocol::outcome_name(decision);
+  Result result{a.desc, {}, {}};
+  for (bool& n : result.nulls) n = true;
+  result.set("outcome", CStringGetTextDatum(outcome));
+  result.set("handle", CStringGetTextDatum(a.handle.c_str()));
+  result.copy("generation", row, row_desc, kGeneration);
+  if (decision == protocol::Decision::Replay) {
+    result.copy("order_id", row, row_desc, kOrderId);
+    result.copy("response_status", row, row_desc, kResponseStatus);
+    result.copy("response_headers", row, row_desc, kResponseHeaders);
+    result.copy("response_body", row, row_desc, kResponseBody);
+  } else if (decision == protocol::Decision::Busy) {
+    result.set("retry_after", Int32GetDatum(gucs::retry_after_seconds));
+  }
+  // A read-only transaction (a standby) still gets its answer, without the audit row it cannot
+  // write: a refusal executes nothing, so no mutation goes unlogged.
+  if ((decision != protocol::Decision::Replay || gucs::audit_replays) && !XactReadOnly) {
+    Args audit;
+    audit.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kKey]);
+    audit.add(call.value[kCaller]).add(call.value[kResource]);
+    add_column(row, row_desc, kGeneration, audit);
+    audit.add_null();  // attempt: a refusal runs none
+    audit.add(call.value[kMutationType]).add(CStringGetTextDatum(outcome)).add(BoolGetDatum(false));
+    add_column(row, row_desc, kOrderId, audit);
+    audit.add_null().add_null().add_null().add_null();  // handler response, local status, error, recovery point
+    const Datum retries = SPI_getbinval(row, row_desc, kAttemptsInGeneration, &is_null);
+    audit.add(is_null ? Int32GetDatum(0) : retries);
+    audit.add(TimestampTzGetDatum(a.now)).add_null();
+    append_audit(audit);
+  }
+  return form_answer(a, result);
+}
+
 }  // namespace
 
 Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
@@ -193,8 +304,6 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   if (VARSIZE_ANY_EXHDR(digest_arg) != sizeof(hash::Digest)) return run_general(call);
   hash::Digest digest;
   std::memcpy(digest.data(), VARDATA_ANY(digest_arg), digest.size());
-  const bool wait_mode = text_of(call, kOnBusy) == "wait";
-  const bool read_committed = XactIsoLevel == XACT_READ_COMMITTED;
 
   // The general path's order: its lease and TTL, the tenant, the arguments, then durability.
   pg::guarded([&] {
@@ -203,120 +312,28 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
     SPI_finish();
   });
   require_durable_store_now();
-  const TupleDesc desc = result_desc(fcinfo);
-  const Datum lease_datum = datum::interval_datum(lease);
-  const Datum ttl_datum = datum::interval_datum(ttl);
   const std::string plain_handle = keys::format_handle(tenant, digest);
-  char secret[keys::kLeaseSecretDigits + 1];
-  const int64 lock = key_lock::of_digest(digest);
-  const MemoryContext caller_context = CurrentMemoryContext;
+  Attempt attempt{call,
+                  result_desc(fcinfo),
+                  datum::interval_datum(lease),
+                  datum::interval_datum(ttl),
+                  plain_handle,
+                  key_lock::of_digest(digest),
+                  text_of(call, kOnBusy) == "wait",
+                  XactIsoLevel == XACT_READ_COMMITTED,
+                  CurrentMemoryContext,
+                  0};
 
-  // nullptr: the general path decides.
   HeapTuple answer = pg::guarded([&]() -> HeapTuple {
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
     Args key;
     key.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kHash]).add(call.value[kMutationType]);
     if (execute(read_record, key, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read the key's record");
-    const TimestampTz now = GetCurrentTimestamp();
-    Result result{desc, {}, {}};
-    for (bool& n : result.nulls) n = true;
-
-    if (SPI_processed == 0) {
-      // A new key: the common case. Only READ COMMITTED inserts here (an older snapshot must
-      // first prove no purge it cannot see retired the key: the general path does).
-      if (!read_committed || !key_lock::try_take(lock)) {
-        SPI_finish();
-        return nullptr;  // another transaction is writing this key: refuse or wait, there
-      }
-      Args where;
-      where.add(call.value[kTenant]).add(call.value[kDigest]);
-      if (execute(retired_generation, where, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read idem.retired_keys");
-      bool is_null = true;
-      const Datum retired_value = SPI_processed == 1 ? column(1, &is_null) : 0;
-      const int32 retired = is_null ? 0 : DatumGetInt32(retired_value);
-      draw_secret(secret);
-      const hash::Digest secret_hash = hash::sha256(std::string_view(secret, keys::kLeaseSecretDigits));
-      Args row;
-      row.add(call.value[kTenant]).add(call.value[kDigest]).add(Int32GetDatum(1 + retired));
-      row.add(call.value[kHash]).add(call.value[kCaller]).add(call.value[kResource]).add(call.value[kKey]);
-      row.add(lease_datum).add(ttl_datum).add(TimestampTzGetDatum(now)).add(call.value[kMutationType]);
-      row.add(datum::bytea_datum(secret_hash));
-      if (execute(insert_record, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
-      if (SPI_processed != 1) {
-        // A record committed after our read: give the lock back and let the general path decide.
-        key_lock::give_back(lock);
-        SPI_finish();
-        return nullptr;
-      }
-      result.set("outcome", CStringGetTextDatum("acquired"));
-      result.set("attempt", column(1, &is_null));
-      result.set("generation", column(2, &is_null));
-      result.set("lease_expires_at", column(3, &is_null));
-      const MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
-      // Only the holder learns the secret; the record keeps its SHA-256.
-      std::size_t n = plain_handle.size();
-      char* handle = static_cast<char*>(palloc(n + 1 + keys::kLeaseSecretDigits + 1));
-      std::memcpy(handle, plain_handle.data(), n);
-      handle[n] = ':';
-      std::memcpy(handle + n + 1, secret, keys::kLeaseSecretDigits + 1);
-      result.set("handle", CStringGetTextDatum(handle));
-      HeapTuple tuple = heap_form_tuple(desc, result.values, result.nulls);
-      MemoryContextSwitchTo(spi_context);
-      SPI_finish();
-      return tuple;
-    }
-
-    HeapTuple row = SPI_tuptable->vals[0];
-    TupleDesc row_desc = SPI_tuptable->tupdesc;
-    bool is_null = false;
-    protocol::RecordView view;
-    view.status = status_of(datum::view(DatumGetTextPP(SPI_getbinval(row, row_desc, kStatus, &is_null))));
-    view.history = passed(row, row_desc, kExpiresAt, now);
-    view.lease_live = later_than(row, row_desc, kLeaseExpiresAt, now);
-    view.own_transaction = view.status == protocol::RecordStatus::InProgress &&
-                           TransactionIdIsCurrentTransactionId(DatumGetTransactionId(SPI_getbinval(row, row_desc, kRowXmin, &is_null)));
-    view.has_checkpoint = flag(row, row_desc, kHasCheckpoint);
-    view.same_payload = flag(row, row_desc, kSameRequest);
-    const protocol::Decision decision = protocol::decide(view);
-    const bool answers = decision == protocol::Decision::Replay || decision == protocol::Decision::Mismatch ||
-                         (decision == protocol::Decision::Busy && (!wait_mode || !read_committed || view.own_transaction));
-    if (!answers) {
-      SPI_finish();
-      return nullptr;  // a write under the lock, or a wait: the general path
-    }
-    const char* outcome = protocol::outcome_name(decision);
-    result.set("outcome", CStringGetTextDatum(outcome));
-    result.set("handle", CStringGetTextDatum(plain_handle.c_str()));
-    result.copy("generation", row, row_desc, kGeneration);
-    if (decision == protocol::Decision::Replay) {
-      result.copy("order_id", row, row_desc, kOrderId);
-      result.copy("response_status", row, row_desc, kResponseStatus);
-      result.copy("response_headers", row, row_desc, kResponseHeaders);
-      result.copy("response_body", row, row_desc, kResponseBody);
-    } else if (decision == protocol::Decision::Busy) {
-      result.set("retry_after", Int32GetDatum(gucs::retry_after_seconds));
-    }
-    // A read-only transaction (a standby) still gets its answer, without the audit row it cannot
-    // write: a refusal executes nothing, so no mutation goes unlogged.
-    if ((decision != protocol::Decision::Replay || gucs::audit_replays) && !XactReadOnly) {
-      Args audit;
-      audit.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kKey]);
-      audit.add(call.value[kCaller]).add(call.value[kResource]);
-      add_column(row, row_desc, kGeneration, audit);
-      audit.add_null();  // attempt: a refusal runs none
-      audit.add(call.value[kMutationType]).add(CStringGetTextDatum(outcome)).add(BoolGetDatum(false));
-      add_column(row, row_desc, kOrderId, audit);
-      audit.add_null().add_null().add_null().add_null();  // handler response, local status, error, recovery point
-      const Datum retries = SPI_getbinval(row, row_desc, kAttemptsInGeneration, &is_null);
-      audit.add(is_null ? Int32GetDatum(0) : retries);
-      audit.add(TimestampTzGetDatum(now)).add_null();
-      append_audit(audit);
-    }
-    const MemoryContext spi_context = MemoryContextSwitchTo(caller_context);
-    HeapTuple tuple = heap_form_tuple(desc, result.values, result.nulls);
-    MemoryContextSwitchTo(spi_context);
+    attempt.now = GetCurrentTimestamp();
+    HeapTuple tuple = SPI_processed == 0 ? insert_new_record(attempt)
+                                         : answer_from_record(attempt, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
     SPI_finish();
-    return tuple;
+    return tuple;  // nullptr: the general path decides
   });
   if (answer == nullptr) return run_general(call);
   return HeapTupleGetDatum(answer);

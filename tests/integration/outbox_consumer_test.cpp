@@ -72,7 +72,11 @@ TEST(OutboxConsumer, ListeningWorkerIsWokenByTheEmittingCommit) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the worker has claimed once and waits
   emit(c, "ord-1");
-  wait_until([&] { return seen.load() == 1; });
+  // The handler counts the event before the worker commits it: wait for the commit and the ack.
+  wait_until([&] {
+    return c.exec("SELECT count(*)::int AS n FROM applied").integer(0, "n") == 1 &&
+           c.exec("SELECT backlog::int AS n FROM idem.outbox_lag").integer(0, "n") == 0;
+  });
   ASSERT_EQ(seen.load(), 1);
   const OutboxConsumerStats s = w.consumer.stats();
   // The idle poll is 60 s: only the NOTIFY can have woken it for this event.
@@ -92,7 +96,8 @@ TEST(OutboxConsumer, PollingWorkerWithoutListenAppliesEveryEventOnce) {
     ++seen;
   });
   for (int i = 0; i < 25; ++i) emit(c, "ord-" + std::to_string(i));
-  wait_until([&] { return seen.load() == 25; });
+  // The handler counts an event before the worker commits its batch: wait for the commits.
+  wait_until([&] { return c.exec("SELECT count(*)::int AS n FROM applied").integer(0, "n") == 25; });
   EXPECT_EQ(seen.load(), 25);
   const OutboxConsumerStats s = w.consumer.stats();
   EXPECT_EQ(s.woken_by_notify, 0u);
