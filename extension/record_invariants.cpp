@@ -79,8 +79,8 @@ const char* broken_key_rule(const Row& r) {
   if (fails(r.text_in("mutation_type", {"create", "capture", "refund", "void"}))) return "keys_mutation_type_check";
   const auto hash_length = r.octet_length("payload_hash");
   if (hash_length && *hash_length != 32) return "keys_payload_hash_check";
-  const auto status = r.get("response_status");
-  if (status && (DatumGetInt32(*status) < 100 || DatumGetInt32(*status) > 599)) return "keys_response_status_check";
+  const auto status = r.get("response_status");  // smallint
+  if (status && (DatumGetInt16(*status) < 100 || DatumGetInt16(*status) > 599)) return "keys_response_status_check";
   const auto digest_length = r.octet_length("scope_digest");
   if (digest_length && *digest_length != 32) return "keys_scope_digest_check";
   if (fails(r.text_in("status", {"in_progress", "resolved", "released"}))) return "keys_status_check";

@@ -134,8 +134,8 @@ class CanonicalSink {
   }
   // A valid RFC 8259 spelling that nothing has checked for overflow (a jsonb numeric): one that
   // overflows a double is inexact, as require_exact_numbers finds it (is_exact), rather than
-  // "too large" (the document is refused all the same unless it is excluded, so its bytes, a
-  // placeholder "0", are never seen).
+  // "too large". The document is refused all the same unless the number is excluded, so the
+  // single '0' written in its place is never seen.
   void number_unbounded(const char* spelling, std::size_t length) {
     if (overflows_double(std::string_view(spelling, length))) {
       if (!begin_value()) return;

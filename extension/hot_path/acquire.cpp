@@ -21,9 +21,7 @@
 namespace idem::hot {
 namespace {
 
-using hot::AcquireCall;
-using hot::kAcquireArgs;
-enum Arg { kTenant, kDigest, kKey, kHash, kCaller, kResource, kLease, kTtl, kOnBusy, kMutationType };
+using namespace call_arg;
 
 KeptPlan general_acquire{
     "SELECT idem._acquire_general($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -37,29 +35,25 @@ enum RecordColumn {
 };
 KeptPlan read_record{
     "SELECT k.status, k.generation, k.payload_hash = $3 AND k.mutation_type = $4, k.recovery_point IS NOT NULL,"
-    " k.response_status, k.response_headers, k.response_body, k.order_id, k.lease_expires_at, k.expires_at,"
+    " k.response_status::integer, k.response_headers, k.response_body, k.order_id, k.lease_expires_at, k.expires_at,"
     " k.attempts_in_generation, k.xmin"
     " FROM idem.keys k WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2",
     4,
     {TEXTOID, BYTEAOID, BYTEAOID, TEXTOID},
     nullptr};
 
-KeptPlan retired_generation{
-    "SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2",
-    2,
-    {TEXTOID, BYTEAOID},
-    nullptr};
-
 KeptPlan insert_record{
+    // The generation is one above the high-water mark a purge of this key left (idem.retired_keys).
     "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
     " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
     " attempted_at, attempts_in_generation, lease_secret_hash)"
-    " VALUES ($1, $2, 'in_progress', nextval('idem.fencing_token_seq'), $3, $4, idem.fingerprint_scheme(), $5, $6, $7,"
-    " $8, $9, $10 + $8, $10, $10 + $8 + $9, $11, $10, 1, $12)"
+    " VALUES ($1, $2, 'in_progress', nextval('idem.fencing_token_seq'),"
+    " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
+    " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11)"
     " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at",
-    12,
-    {TEXTOID, BYTEAOID, INT4OID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TIMESTAMPTZOID,
-     TEXTOID, BYTEAOID},
+    11,
+    {TEXTOID, BYTEAOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TIMESTAMPTZOID, TEXTOID,
+     BYTEAOID},
     nullptr};
 
 std::string_view text_of(const AcquireCall& call, int n) {
@@ -204,25 +198,19 @@ HeapTuple form_answer(const Attempt& a, Result& result) {
 HeapTuple insert_new_record(const Attempt& a) {
   const AcquireCall& call = a.call;
   if (!a.read_committed || !key_lock::try_take(a.lock)) return nullptr;
-  Args where;
-  where.add(call.value[kTenant]).add(call.value[kDigest]);
-  if (execute(retired_generation, where, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read idem.retired_keys");
-  bool is_null = true;
-  const Datum retired_value = SPI_processed == 1 ? column(1, &is_null) : 0;
-  const int32 retired = is_null ? 0 : DatumGetInt32(retired_value);
   char secret[keys::kLeaseSecretDigits + 1];
   draw_secret(secret);
   const hash::Digest secret_hash = hash::sha256(std::string_view(secret, keys::kLeaseSecretDigits));
   Args row;
-  row.add(call.value[kTenant]).add(call.value[kDigest]).add(Int32GetDatum(1 + retired));
-  row.add(call.value[kHash]).add(call.value[kCaller]).add(call.value[kResource]).add(call.value[kKey]);
-  row.add(a.lease).add(a.ttl).add(TimestampTzGetDatum(a.now)).add(call.value[kMutationType]);
-  row.add(datum::bytea_datum(secret_hash));
+  row.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kHash]).add(call.value[kCaller]);
+  row.add(call.value[kResource]).add(call.value[kKey]).add(a.lease).add(a.ttl).add(TimestampTzGetDatum(a.now));
+  row.add(call.value[kMutationType]).add(datum::bytea_datum(secret_hash));
   if (execute(insert_record, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
   if (SPI_processed != 1) {
     key_lock::give_back(a.lock);
     return nullptr;
   }
+  bool is_null = false;
   Result result{a.desc, {}, {}};
   for (bool& n : result.nulls) n = true;
   result.set("outcome", CStringGetTextDatum("acquired"));
@@ -306,11 +294,7 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   std::memcpy(digest.data(), VARDATA_ANY(digest_arg), digest.size());
 
   // The general path's order: its lease and TTL, the tenant, the arguments, then durability.
-  pg::guarded([&] {
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-    require_tenant(call.value[kTenant]);
-    SPI_finish();
-  });
+  pg::guarded([&] { require_tenant(call.value[kTenant]); });
   require_durable_store_now();
   const std::string plain_handle = keys::format_handle(tenant, digest);
   Attempt attempt{call,

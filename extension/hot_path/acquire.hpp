@@ -6,12 +6,19 @@
 
 namespace idem::hot {
 
-// tenant, scope digest, key, payload hash, caller, resource, lease, ttl, on_busy, mutation_type
+// The positions of idem._acquire_general's arguments in an AcquireCall.
+namespace call_arg {
+enum : int { kTenant, kDigest, kKey, kHash, kCaller, kResource, kLease, kTtl, kOnBusy, kMutationType };
+}
 constexpr int kAcquireArgs = 10;
 
 struct AcquireCall {
   Datum value[kAcquireArgs];
   bool null[kAcquireArgs];
+  void set(int position, Datum v, bool is_null) {
+    value[position] = is_null ? 0 : v;
+    null[position] = is_null;
+  }
 };
 
 // An idem.acquire_result (fcinfo is the SQL call's, for its result type).

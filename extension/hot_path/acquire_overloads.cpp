@@ -56,31 +56,24 @@ Datum acquire_with(FunctionCallInfo fcinfo, Payload payload) {
                   "Compute it with idem.payload_hash() or the client library (same scheme, same bytes).");
     }
   }
+  const auto arg = [&](int n) { return PG_GETARG_DATUM(n); };
+  // idem.scope_digest(tenant, caller, resource, key), in that order.
+  const Datum parts[4] = {arg(kTenant), arg(kCaller), arg(kResource), arg(kKey)};
+  const bool part_nulls[4] = {PG_ARGISNULL(kTenant), PG_ARGISNULL(kCaller), PG_ARGISNULL(kResource), PG_ARGISNULL(kKey)};
   AcquireCall call;
-  const int order[] = {kTenant, kCaller, kResource, kKey};  // idem.scope_digest(tenant, caller, resource, key)
-  Datum parts[4];
-  bool part_nulls[4];
-  for (int i = 0; i < 4; ++i) {
-    part_nulls[i] = PG_ARGISNULL(order[i]);
-    parts[i] = part_nulls[i] ? 0 : PG_GETARG_DATUM(order[i]);
-  }
-  call.value[0] = PG_GETARG_DATUM(kTenant);
-  call.null[0] = PG_ARGISNULL(kTenant);
-  call.value[1] = call_ours(idem_scope_digest, 4, parts, part_nulls);
-  call.null[1] = false;
+  call.set(call_arg::kDigest, call_ours(idem_scope_digest, 4, parts, part_nulls), false);
   if (payload == Payload::Hash) {
-    call.value[3] = PG_GETARG_DATUM(kPayload);
+    call.set(call_arg::kHash, arg(kPayload), false);
   } else {
-    const Datum args[2] = {PG_GETARG_DATUM(kPayload), pg::guarded([] { return PointerGetDatum(construct_empty_array(TEXTOID)); })};
+    const Datum args[2] = {arg(kPayload), pg::guarded([] { return PointerGetDatum(construct_empty_array(TEXTOID)); })};
     const bool nulls[2] = {false, false};
-    call.value[3] = call_ours(payload == Payload::Jsonb ? idem_payload_hash_jsonb : idem_payload_hash_text, 2, args, nulls);
+    call.set(call_arg::kHash, call_ours(payload == Payload::Jsonb ? idem_payload_hash_jsonb : idem_payload_hash_text, 2, args, nulls),
+             false);
   }
-  call.null[3] = false;
-  const int rest[][2] = {{2, kKey}, {4, kCaller}, {5, kResource}, {6, kLease}, {7, kTtl}, {8, kOnBusy}, {9, kMutationType}};
-  for (const auto& r : rest) {
-    call.null[r[0]] = PG_ARGISNULL(r[1]);
-    call.value[r[0]] = call.null[r[0]] ? 0 : PG_GETARG_DATUM(r[1]);
-  }
+  const int same[][2] = {{call_arg::kTenant, kTenant}, {call_arg::kKey, kKey},       {call_arg::kCaller, kCaller},
+                         {call_arg::kResource, kResource}, {call_arg::kLease, kLease}, {call_arg::kTtl, kTtl},
+                         {call_arg::kOnBusy, kOnBusy},     {call_arg::kMutationType, kMutationType}};
+  for (const auto& [position, n] : same) call.set(position, arg(n), PG_ARGISNULL(n));
   return acquire(call, fcinfo);
 }
 

@@ -1,8 +1,8 @@
 // idem.complete in C. The common call (valid arguments, from the lease's holder, the key's lock
 // free) runs through kept plans: the key's lock without waiting, one UPDATE that checks the
-// holder, one audit INSERT. Every other call goes to idem._complete_general, the PL/pgSQL reference, which waits
-// where it must and names the refusal, so each rule and each message stays in one place. The
-// fast path hands over holding nothing it took and having written nothing.
+// holder, one audit INSERT. Every other call goes to idem._complete_general, the PL/pgSQL
+// reference, which waits where it must and names the refusal, so each rule and each message
+// stays in one place. The fast path hands over holding nothing it took and having written nothing.
 #include "core/keys/handle.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
@@ -79,8 +79,8 @@ Datum complete(FunctionCallInfo fcinfo) {
   const Datum digest = datum::bytea_datum(handle->scope_digest);
 
   const bool completed = pg::guarded([&] {
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
     require_tenant(tenant);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
     if (!key_lock::try_take(lock)) {
       SPI_finish();
       return false;  // another transaction is writing the key: the general path waits, within bounds

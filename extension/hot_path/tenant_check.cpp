@@ -48,10 +48,12 @@ Datum bindings_changed(FunctionCallInfo fcinfo) {
 
 void require_tenant(Datum tenant_text) {
   if (bindings == Bindings::Unknown) bindings = probe();
-  if (bindings == Bindings::None) return;
+  if (bindings == Bindings::None) return;  // the common case: no SPI at all
   Args tenant;
   tenant.add(tenant_text);
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   if (execute(require_bound_tenant, tenant, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not check the tenant binding");
+  SPI_finish();
 }
 
 void register_binding_invalidation() { CacheRegisterRelcacheCallback(forget, 0); }

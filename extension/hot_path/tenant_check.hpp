@@ -10,7 +10,7 @@
 
 namespace idem::hot {
 
-// Inside an open SPI connection and pg::guarded; raises ERR_TENANT_FORBIDDEN.
+// Inside pg::guarded, with or without an open SPI connection; raises ERR_TENANT_FORBIDDEN.
 void require_tenant(Datum tenant_text);
 
 // At library load: forget the cached answer when idem.tenant_bindings changes.
