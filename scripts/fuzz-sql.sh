@@ -9,6 +9,8 @@
 #   FUZZ_SQL_BIN             a fuzz_sql already built (make test's); otherwise built in build/
 #   FUZZ_SQL_NO_INSTALL=1    use the installed extension as it is (make test installed it)
 #   FUZZ_SQL_TRACE=FILE      every statement, clipped, with its outcome
+#   FUZZ_SQL_BRIEF=1         the per-function SQLSTATE table goes to build/fuzz-sql-report.txt
+#                            only (make test's smoke run: its log stays readable)
 # The cluster lives in /var/tmp/pg_idempotency-fuzzsql/<port>/ and is stopped and deleted on exit
 # (also on failure or Ctrl-C). Findings are kept in build/fuzz-sql-findings/, one .sql per
 # statement, to replay with psql against any database with the extension.
@@ -94,8 +96,18 @@ echo "fuzz-sql: cluster on 127.0.0.1:$PORT ($DATA), pg_idempotency $(psql "$URL/
 
 rm -rf "$FINDINGS" && mkdir -p "$FINDINGS"
 rc=0
+REPORT=$ROOT/build/fuzz-sql-report.txt
+mkdir -p "${REPORT%/*}"
 "$FUZZER" --port="$PORT" --dbname="$DB" --sessions="$SESSIONS" --seconds="$SECONDS_TO_RUN" \
-  --findings-dir="$FINDINGS" --server-log="$LOG" ${FUZZ_SQL_SEED:+--seed="$FUZZ_SQL_SEED"} ${FUZZ_SQL_TRACE:+--trace="$FUZZ_SQL_TRACE"} || rc=$?
+  --findings-dir="$FINDINGS" --server-log="$LOG" ${FUZZ_SQL_SEED:+--seed="$FUZZ_SQL_SEED"} \
+  ${FUZZ_SQL_TRACE:+--trace="$FUZZ_SQL_TRACE"} >"$REPORT" 2>&1 || rc=$?
+if [ "${FUZZ_SQL_BRIEF:-0}" = 1 ] && [ "$rc" -eq 0 ]; then
+  # The table's rows are the lines "  idem.<function>(...)  <calls>: ...".
+  grep -Ev '^  idem\.|SQLSTATEs per function' "$REPORT" || true
+  echo "fuzz-sql: the per-function SQLSTATE table is in $REPORT"
+else
+  cat "$REPORT"
+fi
 # The fuzzer reads the log too; this is the check that does not depend on it.
 if grep -Eq 'terminated by signal|was terminated by exception|PANIC:' "$LOG"; then
   echo "fuzz-sql: the server log reports a crashed backend:" >&2

@@ -144,6 +144,7 @@ start() {
     exit 1
   fi
   [ -f "$DATA/PG_VERSION" ] || init_cluster
+  reserve_server_ports
   if ! as_server "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -o "-p $PORT" -w -t 60 start >/dev/null; then
     port_owner
     case "$OWNER" in other-pg|other-program) conflict ;; esac  # taken while we were starting

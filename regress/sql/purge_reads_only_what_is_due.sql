@@ -1,0 +1,39 @@
+-- Bug regression (issue 11, 0.3.3): purge_expired's scans compared with clock_timestamp(), which
+-- an index cannot use as a bound, so whenever fewer than a batch were due (a purge that keeps up)
+-- a call read every entry of the purge index, i.e. the whole store, and every generation in
+-- idem.retired_keys: its cost grew with the store. Now the scans are bounded by the call's start
+-- time. Counted, not timed: the index entries the call's scans returned.
+\set SHOW_CONTEXT never
+DO $$ BEGIN WHILE idem.purge_expired(100000) > 0 LOOP END LOOP; END $$;
+-- 1,000 records not due for a day, 1,000 generations remembered since a moment ago, 3 records due.
+INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
+                       caller_id, resource, client_key, lease_interval, ttl, response_status,
+                       response_headers, response_body, created_at, resolved_at, expires_at)
+SELECT 't-due', idem.scope_digest('t-due', '', '', format('live-key-%010s', i)), 'resolved',
+       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', format('live-key-%010s', i),
+       '30 seconds', '1 day', 200, '{}', '', now(), now(), now() + interval '1 day'
+  FROM generate_series(1, 1000) AS i;
+INSERT INTO idem.retired_keys (tenant_id, scope_digest, generation, retired_at)
+SELECT 't-due', idem.scope_digest('t-due', '', '', format('gone-key-%010s', i)), 1, now()
+  FROM generate_series(1, 1000) AS i;
+INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
+                       caller_id, resource, client_key, lease_interval, ttl, response_status,
+                       response_headers, response_body, created_at, resolved_at, expires_at)
+SELECT 't-due', idem.scope_digest('t-due', '', '', format('due-key-%010s', i)), 'resolved',
+       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', format('due-key-%010s', i),
+       '30 seconds', '1 second', 200, '{}', '', now() - interval '1 hour', now() - interval '1 hour',
+       now() - interval '59 minutes'
+  FROM generate_series(1, 3) AS i;
+VACUUM ANALYZE idem.keys;
+VACUUM ANALYZE idem.retired_keys;
+
+SELECT pg_stat_force_next_flush();  -- flushed when this session next waits for a statement
+CREATE TEMP TABLE reads_before AS
+  SELECT indexrelname, idx_tup_read FROM pg_stat_user_indexes
+   WHERE indexrelname IN ('keys_purge_after_idx', 'retired_keys_retired_at_idx');
+SELECT idem.purge_expired(500) AS purged;
+SELECT idem.purge_expired(500) AS purged_when_none_due;
+SELECT pg_stat_force_next_flush();
+-- 0.3.2 read every entry: 2,000 or more from each index.
+SELECT s.indexrelname, s.idx_tup_read - b.idx_tup_read < 20 AS reads_only_what_is_due
+  FROM pg_stat_user_indexes s JOIN reads_before b USING (indexrelname) ORDER BY 1;

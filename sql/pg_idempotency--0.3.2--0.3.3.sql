@@ -1,0 +1,108 @@
+-- pg_idempotency 0.3.2 -> 0.3.3: purge_expired deletes a batch in one statement, and its scans
+-- stop where the due records end (issue 11, "a purge that removes >= 20,000 expired records per
+-- second without raising acquire's p99"; docs/hot-path.md, "The purge").
+--
+-- 0.3.2's scans compared with clock_timestamp(), which no index can use as a bound: whenever
+-- fewer than a batch were due (a purge that keeps up), a call read every entry of the purge
+-- index, i.e. the whole store, and its pass over idem.retired_keys read every generation
+-- remembered (24 ms a call at 150,000).
+--
+-- 0.3.2 ran a DELETE and an INSERT ... ON CONFLICT into idem.retired_keys per record, each with
+-- the executor's per-statement set-up (30 us a record). Now one statement takes the candidates'
+-- key locks, in purge_after order, and one more deletes every locked record that is still
+-- history and raises their retired generations. What a call does is
+-- unchanged: the same candidates in the same order, keys in use passed over and not counted, a
+-- record rechecked under its key's lock by a statement that starts after the lock was taken, at
+-- most 500 keys locked per call, the locks of records that were no longer history given back.
+\echo Use "ALTER EXTENSION pg_idempotency UPDATE TO '0.3.3'" to load this file. \quit
+
+CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
+  RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  -- A deleted record's key stays locked until this transaction ends (an acquirer must not insert
+  -- behind an uncommitted delete), so a call deletes at most this many: the shared lock table
+  -- (max_locks_per_transaction x max_connections) must keep room for everyone else.
+  c_max_keys constant integer := 500;
+  v_want     integer;
+  v_tenants  text[];
+  v_digests  bytea[];
+  v_gone     bytea[];
+  v_passed   bytea[] := '{}';  -- locked, found no longer history, given back: not again
+  v_lock     bigint;
+  v_removed  integer := 0;
+  v_now      timestamptz;
+  v_forget   timestamptz;
+  c          record;
+BEGIN
+  PERFORM idem._require_unbound('purge_expired');
+  IF batch IS NULL OR batch < 1 OR batch > 100000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
+      'Call purge_expired repeatedly with a small batch until it returns 0.');
+  END IF;
+  v_want := least(batch, c_max_keys);
+  -- The scans compare with values fixed at the start, which the indexes can use as bounds: a
+  -- comparison with clock_timestamp() itself is volatile, only a filter, and the scan then ran
+  -- through every entry of the index whenever fewer than a batch were due (0.3.2: a call's cost
+  -- grew with the whole store and with every generation remembered). A record due a moment
+  -- later is the next call's.
+  v_now := clock_timestamp();
+  v_forget := v_now - idem._history_retention();
+  -- Rounds, each two statements: lock the candidates the batch still lacks, then delete them.
+  -- A round falls short only when a record changed before its lock was taken; the next round
+  -- scans again, past those.
+  WHILE v_removed < v_want LOOP
+    -- Oldest history first, until the batch is full: keys in use are passed over, not counted,
+    -- so a record held for long cannot starve the purge of the ones behind it. By purge_after
+    -- (indexed, never after expires_at; complete does not move it), then expires_at itself: a
+    -- record whose purge_after passed but which is not history yet is passed over. The lock
+    -- test runs above the ordered scan (OFFSET 0 keeps it out of the subquery, and a volatile
+    -- qual is never pushed into one), so only for the rows the LIMIT takes; CASE fixes its order: a key this very transaction holds (its lock is re-entrant) is
+    -- passed over without taking a second hold.
+    SELECT coalesce(array_agg(x.tenant_id), '{}'), coalesce(array_agg(x.scope_digest), '{}')
+      INTO v_tenants, v_digests
+      FROM (SELECT s.tenant_id, s.scope_digest
+              FROM (SELECT k.tenant_id, k.scope_digest FROM idem.keys k
+                     WHERE k.purge_after < v_now AND k.expires_at < v_now AND k.scope_digest <> ALL (v_passed)
+                     ORDER BY k.purge_after OFFSET 0) s
+             WHERE CASE WHEN idem._key_locked_by_me(idem._lock_key(s.scope_digest)) THEN false
+                        ELSE idem._try_lock_key(idem._lock_key(s.scope_digest)) END
+             LIMIT v_want - v_removed) x;
+    EXIT WHEN cardinality(v_digests) = 0;
+    -- Under the keys' locks nobody else writes these rows, and this statement starts after every
+    -- lock was taken: it reads their latest committed versions and deletes those still history,
+    -- raising their retired generations; it never waits.
+    WITH gone AS (
+      DELETE FROM idem.keys k
+       USING unnest(v_tenants, v_digests) AS l(tenant_id, scope_digest)
+       WHERE k.tenant_id = l.tenant_id COLLATE "C" AND k.scope_digest = l.scope_digest
+         AND k.expires_at < clock_timestamp()
+      RETURNING k.tenant_id, k.scope_digest, k.generation
+    ), retired AS (
+      INSERT INTO idem.retired_keys AS g (tenant_id, scope_digest, generation, retired_at)
+      SELECT gone.tenant_id, gone.scope_digest, gone.generation, clock_timestamp() FROM gone
+      ON CONFLICT (tenant_id, scope_digest)
+      DO UPDATE SET generation = greatest(g.generation, excluded.generation), retired_at = excluded.retired_at
+      RETURNING g.scope_digest
+    )
+    SELECT coalesce(array_agg(r.scope_digest), '{}') INTO v_gone FROM retired r;
+    v_removed := v_removed + cardinality(v_gone);
+    -- Kept: the locks of the records that were no longer history go back at once.
+    IF cardinality(v_gone) < cardinality(v_digests) THEN
+      SELECT v_passed || array_agg(d) INTO v_passed FROM unnest(v_digests) AS d WHERE d <> ALL (v_gone);
+      PERFORM idem._unlock_key(idem._lock_key(d)) FROM unnest(v_digests) AS d WHERE d <> ALL (v_gone);
+    END IF;
+  END LOOP;
+  -- Generations of keys unused for the whole history retention are forgotten, a batch at a time,
+  -- each under its key's lock (an acquirer or another purge may be reading or writing it).
+  FOR c IN SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o
+            WHERE o.retired_at < v_forget
+            ORDER BY o.retired_at LIMIT least(batch, c_max_keys) LOOP
+    v_lock := idem._lock_key(c.scope_digest);
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
+    DELETE FROM idem.retired_keys g
+     WHERE g.tenant_id = c.tenant_id AND g.scope_digest = c.scope_digest AND g.retired_at < v_forget;
+  END LOOP;
+  RETURN v_removed;
+END $$;
