@@ -1,6 +1,7 @@
 // The shared library's entry points: the module magic and _PG_init.
 #include "core/interrupts.hpp"
 #include "extension/gucs.hpp"
+#include "extension/hot_path/record_lookup.hpp"
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/machine_cache.hpp"
 #include "extension/outbox_functions.hpp"
@@ -35,4 +36,5 @@ void _PG_init(void) {
   idem::set_interrupt_poll(poll_backend_interrupts);
   idem::machines::register_invalidation();
   idem::hot::register_binding_invalidation();
+  idem::hot::register_record_invalidation();
 }

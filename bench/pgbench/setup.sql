@@ -83,7 +83,7 @@ END $$;
 
 -- Purge under load: n resolved records that expired a second ago, written set-based (as if a day
 -- of traffic had aged out), then purged by idem.purge_expired(500) in a loop, a commit per call,
--- while the fixed-rate new-key run goes on. bench_purge_runs keeps how many and how fast.
+-- as fast as it goes or paced, while the fixed-rate new-key run goes on. bench_purge_runs keeps how many and how fast.
 CREATE TABLE bench_purge_runs (records bigint, seconds float8);
 CREATE PROCEDURE bench_expired_records(n integer) LANGUAGE plpgsql AS $$
 BEGIN
@@ -97,14 +97,17 @@ BEGIN
          convert_to('{"order_id":"ord-aged-' || i || '","status":"created"}', 'UTF8'), 'ord-aged-' || i
     FROM generate_series(1, n) i;
 END $$;
-CREATE PROCEDURE bench_purge_all() LANGUAGE plpgsql AS $$
-DECLARE v_total bigint := 0; v_n integer; v_start timestamptz := clock_timestamp();
+-- p_rate: records per second to keep to (sleeping between calls), NULL for as fast as it goes.
+CREATE PROCEDURE bench_purge_all(p_rate integer DEFAULT NULL) LANGUAGE plpgsql AS $$
+DECLARE v_total bigint := 0; v_n integer; v_start timestamptz := clock_timestamp(); v_ahead float8;
 BEGIN
   LOOP
     v_n := idem.purge_expired(500);
     v_total := v_total + v_n;
     COMMIT;
     EXIT WHEN v_n = 0;
+    v_ahead := v_total::float8 / p_rate - extract(epoch FROM clock_timestamp() - v_start);
+    IF v_ahead > 0 THEN PERFORM pg_sleep(v_ahead); END IF;
   END LOOP;
   INSERT INTO bench_purge_runs VALUES (v_total, extract(epoch FROM clock_timestamp() - v_start));
 END $$;

@@ -14,6 +14,7 @@
 #include "extension/hot_path/acquire.hpp"
 #include "extension/hot_path/audit_append.hpp"
 #include "extension/hot_path/kept_plan.hpp"
+#include "extension/hot_path/record_lookup.hpp"
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/key_lock.hpp"
 #include "extension/store_functions.hpp"
@@ -27,19 +28,6 @@ KeptPlan general_acquire{
     "SELECT idem._acquire_general($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     kAcquireArgs,
     {TEXTOID, BYTEAOID, TEXTOID, BYTEAOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TEXTOID, TEXTOID},
-    nullptr};
-
-enum RecordColumn {
-  kStatus = 1, kGeneration, kSameRequest, kHasCheckpoint, kResponseStatus, kResponseHeaders, kResponseBody,
-  kOrderId, kLeaseExpiresAt, kExpiresAt, kAttemptsInGeneration, kRowXmin
-};
-KeptPlan read_record{
-    "SELECT k.status, k.generation, k.payload_hash = $3 AND k.mutation_type = $4, k.recovery_point IS NOT NULL,"
-    " k.response_status::integer, k.response_headers, k.response_body, k.order_id, k.lease_expires_at, k.expires_at,"
-    " k.attempts_in_generation, k.xmin"
-    " FROM idem.keys k WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2",
-    4,
-    {TEXTOID, BYTEAOID, BYTEAOID, TEXTOID},
     nullptr};
 
 KeptPlan insert_record{
@@ -116,10 +104,8 @@ struct Result {
     }
     elog(ERROR, "pg_idempotency: idem.acquire_result has no attribute %s", name);
   }
-  void copy(const char* name, HeapTuple row, TupleDesc row_desc, int column) {
-    bool is_null = false;
-    const Datum v = SPI_getbinval(row, row_desc, column, &is_null);
-    if (!is_null) set(name, v);
+  void copy(const char* name, const Record& record, field::RecordField f) {
+    if (!record.null[f]) set(name, record.value[f]);
   }
 };
 
@@ -151,22 +137,25 @@ protocol::RecordStatus status_of(std::string_view s) {
   return protocol::RecordStatus::Released;  // the CHECK allows nothing else; the general path decides
 }
 
-bool flag(HeapTuple row, TupleDesc desc, int column) {
-  bool is_null = false;
-  const Datum v = SPI_getbinval(row, desc, column, &is_null);
-  return !is_null && DatumGetBool(v);
+// column > now and column <= now, NULL false in both, as SQL's comparisons feed _decide.
+bool later_than(const Record& record, field::RecordField f, TimestampTz now) {
+  return !record.null[f] && DatumGetTimestampTz(record.value[f]) > now;
+}
+bool passed(const Record& record, field::RecordField f, TimestampTz now) {
+  return !record.null[f] && DatumGetTimestampTz(record.value[f]) <= now;
 }
 
-// column > now and column <= now, NULL false in both, as SQL's comparisons feed _decide.
-bool later_than(HeapTuple row, TupleDesc desc, int column, TimestampTz now) {
-  bool is_null = false;
-  const Datum v = SPI_getbinval(row, desc, column, &is_null);
-  return !is_null && DatumGetTimestampTz(v) > now;
+bool same_varlena(Datum a, Datum b) {
+  const bytea* x = DatumGetByteaPP(a);
+  const bytea* y = DatumGetByteaPP(b);
+  return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) && std::memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
 }
-bool passed(HeapTuple row, TupleDesc desc, int column, TimestampTz now) {
-  bool is_null = false;
-  const Datum v = SPI_getbinval(row, desc, column, &is_null);
-  return !is_null && DatumGetTimestampTz(v) <= now;
+
+// payload_hash = the call's AND mutation_type = the call's, NULL false (the call's are not NULL).
+bool same_request(const Record& record, const AcquireCall& call) {
+  return !record.null[field::kPayloadHash] && !record.null[field::kMutationType] &&
+         same_varlena(record.value[field::kPayloadHash], call.value[kHash]) &&
+         same_varlena(record.value[field::kMutationType], call.value[kMutationType]);  // text compares as bytes ("C")
 }
 
 const char* const kOnBusyModes[] = {"reject", "wait", nullptr};
@@ -205,8 +194,10 @@ HeapTuple insert_new_record(const Attempt& a) {
   row.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kHash]).add(call.value[kCaller]);
   row.add(call.value[kResource]).add(call.value[kKey]).add(a.lease).add(a.ttl).add(TimestampTzGetDatum(a.now));
   row.add(call.value[kMutationType]).add(datum::bytea_datum(secret_hash));
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   if (execute(insert_record, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
   if (SPI_processed != 1) {
+    SPI_finish();
     key_lock::give_back(a.lock);
     return nullptr;
   }
@@ -224,22 +215,22 @@ HeapTuple insert_new_record(const Attempt& a) {
   handle[n] = ':';
   std::memcpy(handle + n + 1, secret, keys::kLeaseSecretDigits + 1);
   result.set("handle", CStringGetTextDatum(handle));
-  return form_answer(a, result);
+  HeapTuple answer = form_answer(a, result);
+  SPI_finish();
+  return answer;
 }
 
 // A record: the answers that take no lock (replay, mismatch, in_progress when not waiting), each
 // with its audit row. nullptr for a decision that writes under the lock, or a wait.
-HeapTuple answer_from_record(const Attempt& a, HeapTuple row, TupleDesc row_desc) {
+HeapTuple answer_from_record(const Attempt& a, const Record& record) {
   const AcquireCall& call = a.call;
-  bool is_null = false;
   protocol::RecordView view;
-  view.status = status_of(datum::view(DatumGetTextPP(SPI_getbinval(row, row_desc, kStatus, &is_null))));
-  view.history = passed(row, row_desc, kExpiresAt, a.now);
-  view.lease_live = later_than(row, row_desc, kLeaseExpiresAt, a.now);
-  view.own_transaction = view.status == protocol::RecordStatus::InProgress &&
-                         TransactionIdIsCurrentTransactionId(DatumGetTransactionId(SPI_getbinval(row, row_desc, kRowXmin, &is_null)));
-  view.has_checkpoint = flag(row, row_desc, kHasCheckpoint);
-  view.same_payload = flag(row, row_desc, kSameRequest);
+  view.status = status_of(datum::view(DatumGetTextPP(record.value[field::kStatus])));
+  view.history = passed(record, field::kExpiresAt, a.now);
+  view.lease_live = later_than(record, field::kLeaseExpiresAt, a.now);
+  view.own_transaction = view.status == protocol::RecordStatus::InProgress && TransactionIdIsCurrentTransactionId(record.xmin);
+  view.has_checkpoint = !record.null[field::kRecoveryPoint];
+  view.same_payload = same_request(record, call);
   const protocol::Decision decision = protocol::decide(view);
   const bool answers = decision == protocol::Decision::Replay || decision == protocol::Decision::Mismatch ||
                        (decision == protocol::Decision::Busy && (!a.wait_mode || !a.read_committed || view.own_transaction));
@@ -249,12 +240,12 @@ HeapTuple answer_from_record(const Attempt& a, HeapTuple row, TupleDesc row_desc
   for (bool& n : result.nulls) n = true;
   result.set("outcome", CStringGetTextDatum(outcome));
   result.set("handle", CStringGetTextDatum(a.handle.c_str()));
-  result.copy("generation", row, row_desc, kGeneration);
+  result.copy("generation", record, field::kGeneration);
   if (decision == protocol::Decision::Replay) {
-    result.copy("order_id", row, row_desc, kOrderId);
-    result.copy("response_status", row, row_desc, kResponseStatus);
-    result.copy("response_headers", row, row_desc, kResponseHeaders);
-    result.copy("response_body", row, row_desc, kResponseBody);
+    result.copy("order_id", record, field::kOrderId);
+    if (!record.null[field::kResponseStatus]) result.set("response_status", Int32GetDatum(DatumGetInt16(record.value[field::kResponseStatus])));
+    result.copy("response_headers", record, field::kResponseHeaders);
+    result.copy("response_body", record, field::kResponseBody);
   } else if (decision == protocol::Decision::Busy) {
     result.set("retry_after", Int32GetDatum(gucs::retry_after_seconds));
   }
@@ -264,17 +255,20 @@ HeapTuple answer_from_record(const Attempt& a, HeapTuple row, TupleDesc row_desc
     Args audit;
     audit.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kKey]);
     audit.add(call.value[kCaller]).add(call.value[kResource]);
-    add_column(row, row_desc, kGeneration, audit);
+    if (record.null[field::kGeneration]) audit.add_null();
+    else audit.add(record.value[field::kGeneration]);
     audit.add_null();  // attempt: a refusal runs none
     audit.add(call.value[kMutationType]).add(CStringGetTextDatum(outcome)).add(BoolGetDatum(false));
-    add_column(row, row_desc, kOrderId, audit);
+    if (record.null[field::kOrderId]) audit.add_null();
+    else audit.add(record.value[field::kOrderId]);
     audit.add_null().add_null().add_null().add_null();  // handler response, local status, error, recovery point
-    const Datum retries = SPI_getbinval(row, row_desc, kAttemptsInGeneration, &is_null);
-    audit.add(is_null ? Int32GetDatum(0) : retries);
+    audit.add(record.null[field::kAttemptsInGeneration] ? Int32GetDatum(0) : record.value[field::kAttemptsInGeneration]);
     audit.add(TimestampTzGetDatum(a.now)).add_null();
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
     append_audit(audit);
+    SPI_finish();
   }
-  return form_answer(a, result);
+  return heap_form_tuple(a.desc, result.values, result.nulls);
 }
 
 }  // namespace
@@ -309,15 +303,10 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   0};
 
   HeapTuple answer = pg::guarded([&]() -> HeapTuple {
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-    Args key;
-    key.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kHash]).add(call.value[kMutationType]);
-    if (execute(read_record, key, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read the key's record");
+    Record record;
+    read_record(call.value[kTenant], call.value[kDigest], &record);
     attempt.now = GetCurrentTimestamp();
-    HeapTuple tuple = SPI_processed == 0 ? insert_new_record(attempt)
-                                         : answer_from_record(attempt, SPI_tuptable->vals[0], SPI_tuptable->tupdesc);
-    SPI_finish();
-    return tuple;  // nullptr: the general path decides
+    return record.found ? answer_from_record(attempt, record) : insert_new_record(attempt);  // nullptr: the general path decides
   });
   if (answer == nullptr) return run_general(call);
   return HeapTupleGetDatum(answer);

@@ -29,6 +29,7 @@ extern "C" {
 #include "utils/array.h"          // deconstruct_array for the text[] of excluded pointers
 #include "utils/acl.h"            // pg_proc_aclcheck: a guard runs only if its caller may execute it
 #include "utils/builtins.h"       // text_to_cstring, cstring_to_text_with_len
+#include "utils/datum.h"          // datumCopy: a record's fields outlive the buffer they were read from
 #include "utils/syscache.h"       // the guard's pg_proc row
 #include "catalog/pg_proc.h"      // Form_pg_proc
 #include "utils/fmgroids.h"       // F_TEXTEQ, F_BYTEAEQ for scan keys

@@ -3,7 +3,8 @@
 # (the PL/pgSQL reference) and 0.3.2 (the C fast path), each in a fresh attack_hp_* database,
 # and diffs the normalized transcripts.  Usage: diff_multi.sh scenario_file.sh
 D=$(cd "$(dirname "$0")" && pwd); SCEN=$1; T=$(mktemp -d)
-for v in 0.3.1 0.3.2; do
+NEW=${ATTACK_NEW_VERSION:-0.3.3}  # the C fast path (0.3.2 and later share the library)
+for v in 0.3.1 "$NEW"; do
   (
     DB=attack_hp_m_${v//./_}; . "$D/lib.sh"
     psql_admin "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1; psql_admin "CREATE DATABASE $DB"
@@ -14,7 +15,7 @@ for v in 0.3.1 0.3.2; do
     finish
   ) 2>&1 | sed -E 's/[0-9a-f]{32}/<S>/g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.+]+/<ts>/g; /^LOCATION:/d' >"$T/$v"
 done
-cat "$T/0.3.2"
-echo "=============== diff reference(0.3.1) -> fast path(0.3.2):"
-diff "$T/0.3.1" "$T/0.3.2" && echo "no difference"
+cat "$T/$NEW"
+echo "=============== diff reference(0.3.1) -> fast path($NEW):"
+diff "$T/0.3.1" "$T/$NEW" && echo "no difference"
 rm -rf "$T"

@@ -1,0 +1,82 @@
+#include "extension/hot_path/record_lookup.hpp"
+
+#include <cstring>
+
+namespace idem::hot {
+namespace {
+
+constexpr const char* kColumnNames[field::kCount] = {
+    "status", "generation", "payload_hash", "mutation_type", "recovery_point", "response_status", "response_headers",
+    "response_body", "order_id", "lease_expires_at", "expires_at", "attempts_in_generation"};
+
+// Learnt at the first read of a backend, forgotten by any relcache invalidation of idem.keys (an
+// upgrade that adds, drops or rewrites columns, a dropped and re-created extension).
+struct Layout {
+  Oid keys = InvalidOid;
+  Oid primary_key = InvalidOid;
+  AttrNumber attnum[field::kCount] = {};
+} layout;
+
+void forget(Datum, Oid relid) {
+  if (relid == InvalidOid || relid == layout.keys) layout = Layout{};
+}
+
+void learn_layout(Relation keys) {
+  const TupleDesc desc = RelationGetDescr(keys);
+  for (int f = 0; f < field::kCount; ++f) {
+    AttrNumber found = InvalidAttrNumber;
+    for (int i = 0; i < desc->natts && found == InvalidAttrNumber; ++i) {
+      const Form_pg_attribute a = TupleDescAttr(desc, i);
+      if (!a->attisdropped && std::strcmp(NameStr(a->attname), kColumnNames[f]) == 0) found = a->attnum;
+    }
+    if (found == InvalidAttrNumber) elog(ERROR, "pg_idempotency: idem.keys has no column %s", kColumnNames[f]);
+    layout.attnum[f] = found;
+  }
+}
+
+}  // namespace
+
+void read_record(Datum tenant_text, Datum digest_bytea, Record* out) {
+  if (layout.keys == InvalidOid) {
+    const Oid ns = get_namespace_oid("idem", false);
+    layout.primary_key = get_relname_relid("keys_pkey", ns);
+    layout.keys = get_relname_relid("keys", ns);
+    if (layout.keys == InvalidOid || layout.primary_key == InvalidOid) elog(ERROR, "pg_idempotency: idem.keys or its primary key is missing");
+  }
+  // Opening may take in an invalidation that resets the layout: the numbers used are these.
+  const Oid keys_oid = layout.keys, primary_key = layout.primary_key;
+  Relation keys = table_open(keys_oid, AccessShareLock);  // held to the end of the transaction, as a statement's
+  if (layout.attnum[0] == InvalidAttrNumber) learn_layout(keys);
+  AttrNumber attnum[field::kCount];
+  std::memcpy(attnum, layout.attnum, sizeof attnum);
+
+  // What SPI does before a statement of a VOLATILE function: a new snapshot (READ COMMITTED), the
+  // command counter moved on so that this transaction's earlier writes are seen.
+  PushActiveSnapshot(GetTransactionSnapshot());
+  CommandCounterIncrement();
+  UpdateActiveSnapshotCommandId();
+
+  ScanKeyData key[2];
+  ScanKeyInit(&key[0], 1, BTEqualStrategyNumber, F_TEXTEQ, tenant_text);
+  key[0].sk_collation = C_COLLATION_OID;  // tenant ids compare bytewise (the column is COLLATE "C")
+  ScanKeyInit(&key[1], 2, BTEqualStrategyNumber, F_BYTEAEQ, digest_bytea);
+  SysScanDesc scan = systable_beginscan(keys, primary_key, true, GetActiveSnapshot(), 2, key);
+  HeapTuple row = systable_getnext(scan);
+  out->found = HeapTupleIsValid(row);
+  if (out->found) {
+    const TupleDesc desc = RelationGetDescr(keys);
+    for (int f = 0; f < field::kCount; ++f) {
+      const Form_pg_attribute a = TupleDescAttr(desc, attnum[f] - 1);
+      const Datum v = heap_getattr(row, attnum[f], desc, &out->null[f]);
+      out->value[f] = out->null[f] ? Datum(0) : datumCopy(v, a->attbyval, a->attlen);
+    }
+    out->xmin = HeapTupleHeaderGetXmin(row->t_data);
+  }
+  systable_endscan(scan);
+  PopActiveSnapshot();
+  table_close(keys, NoLock);
+}
+
+void register_record_invalidation() { CacheRegisterRelcacheCallback(forget, 0); }
+
+}  // namespace idem::hot

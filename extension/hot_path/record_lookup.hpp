@@ -1,0 +1,36 @@
+// The key's record, read straight from idem.keys through its primary key (docs/hot-path.md): a
+// replay is one index probe, with no plan and no executor. It sees what acquire's SPI read saw
+// before: the snapshot a VOLATILE function's next statement takes (the latest committed state
+// under READ COMMITTED, the transaction's own under REPEATABLE READ), after the command counter
+// moved on; the function runs as the extension's owner, a superuser, so row security did not
+// hide a row from that read either.
+#pragma once
+
+#include "extension/pg/postgres.hpp"
+
+namespace idem::hot {
+
+// The fields read, by position in Record (named apart from acquire's argument positions).
+namespace field {
+enum RecordField {
+  kStatus, kGeneration, kPayloadHash, kMutationType, kRecoveryPoint, kResponseStatus, kResponseHeaders,
+  kResponseBody, kOrderId, kLeaseExpiresAt, kExpiresAt, kAttemptsInGeneration, kCount
+};
+}  // namespace field
+
+// The record's fields as the fast path reads them, copied out of the buffer into the memory
+// context current at the call (a toasted value stays a toast pointer, as in an SPI result).
+struct Record {
+  bool found;
+  Datum value[field::kCount];
+  bool null[field::kCount];
+  TransactionId xmin;  // the row version's, as SQL's xmin shows it
+};
+
+// Inside pg::guarded: plain C, nothing with a destructor.
+void read_record(Datum tenant_text, Datum digest_bytea, Record* out);
+
+// At library load: forget the cached relation and column numbers when idem.keys changes.
+void register_record_invalidation();
+
+}  // namespace idem::hot
