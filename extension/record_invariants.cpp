@@ -1,5 +1,5 @@
 // The invariants of idem.keys and idem.mutations, checked by a C row trigger instead of CHECK
-// constraints. PostgreSQL parses every CHECK expression again from its stored text in each
+// constraints, and idem.keys.purge_after, kept by it (with_purge_after). PostgreSQL parses every CHECK expression again from its stored text in each
 // statement that writes the table (ExecRelCheck runs stringToNode per query), which cost about
 // 14 us per write of a record: a third of complete's time on the hot path. The rules, their
 // names, the SQLSTATE (23514) and the message are the constraints' own (docs/hot-path.md).
@@ -139,6 +139,35 @@ bool breaks_not_null(HeapTuple tuple, TupleDesc desc) {
   return false;
 }
 
+// purge_after as the generation expression of 0.3.2 computed it, through the same functions, so
+// with the same rounding: CASE WHEN expires_at IS NOT NULL THEN to_timestamp(extract(epoch FROM
+// (coalesce(attempted_at, created_at) - 'epoch'::timestamptz) + ttl)) END. Since 0.3.3 this
+// trigger keeps the column, whoever writes the row (an explicit value is replaced): a generated
+// column made PostgreSQL parse its expression from text in every statement that writes the
+// table (ExecInitStoredGenerated: 9 % of acquire's time, 7 % of complete's). Plain C: may elog.
+HeapTuple with_purge_after(HeapTuple tuple, const Row& r) {
+  int column = -1;
+  for (int i = 0; i < r.desc->natts && column < 0; ++i) {
+    const Form_pg_attribute a = TupleDescAttr(r.desc, i);
+    if (!a->attisdropped && std::strcmp(NameStr(a->attname), "purge_after") == 0) column = i;
+  }
+  // Absent, or still generated (a 0.3.2 schema on this library): PostgreSQL computes it.
+  if (column < 0 || TupleDescAttr(r.desc, column)->attgenerated != '\0') return tuple;
+  std::optional<Datum> attempted = r.get("attempted_at");
+  if (!attempted) attempted = r.get("created_at");
+  const std::optional<Datum> ttl = r.get("ttl");
+  Datum value = 0;
+  bool is_null = !r.get("expires_at") || !attempted || !ttl;
+  if (!is_null) {
+    const Datum since_epoch = DirectFunctionCall2(timestamp_mi, *attempted, TimestampTzGetDatum(SetEpochTimestamp()));
+    const Datum elapsed = DirectFunctionCall2(interval_pl, since_epoch, *ttl);
+    const Datum seconds = DirectFunctionCall2(extract_interval, CStringGetTextDatum("epoch"), elapsed);
+    value = DirectFunctionCall1(float8_timestamptz, DirectFunctionCall1(numeric_float8, seconds));
+  }
+  int attnum = column + 1;
+  return heap_modify_tuple_by_cols(tuple, r.desc, 1, &attnum, &value, &is_null);
+}
+
 // idem._check_invariants(): BEFORE INSERT OR UPDATE FOR EACH ROW on idem.keys and idem.mutations.
 Datum check_invariants(FunctionCallInfo fcinfo) {
   TriggerData* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
@@ -149,13 +178,15 @@ Datum check_invariants(FunctionCallInfo fcinfo) {
   HeapTuple tuple = TRIGGER_FIRED_BY_UPDATE(trigger->tg_event) ? trigger->tg_newtuple : trigger->tg_trigtuple;
   Relation rel = trigger->tg_relation;
   const char* table = RelationGetRelationName(rel);
+  const bool keys = std::strcmp(table, "keys") == 0;
+  if (keys) tuple = pg::guarded([&] { return with_purge_after(tuple, Row{tuple, RelationGetDescr(rel)}); });
   const Row row{tuple, RelationGetDescr(rel)};
   const char* broken = nullptr;
   const char* detail = nullptr;
   const char* schema = nullptr;
   pg::guarded([&] {  // detoasting a value may elog
     if (breaks_not_null(tuple, row.desc)) return;
-    if (std::strcmp(table, "keys") == 0) broken = broken_key_rule(row);
+    if (keys) broken = broken_key_rule(row);
     else if (std::strcmp(table, "mutations") == 0) broken = broken_mutation_rule(row);
     if (broken == nullptr) return;
     detail = failing_row(tuple, row.desc);

@@ -63,7 +63,8 @@ BEGIN
 END $$;
 SQL
 }
-for v in 0.3.1 0.3.2; do
+NEW=${ATTACK_NEW_VERSION:-0.3.3}
+for v in 0.3.1 "$NEW"; do
   db=attack_hp_inv_${v//./_}
   psql -X -q "$B/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
   psql -X -q "$B/$db" -c "SET client_min_messages=warning; CREATE EXTENSION pg_idempotency VERSION '$v'" \
@@ -72,5 +73,5 @@ for v in 0.3.1 0.3.2; do
   psql -X -q "$B/postgres" -c "DROP DATABASE $db"
 done
 echo "=== 0.3.1 (CHECK constraints)"; cat "$W/0.3.1"
-echo "=== diff 0.3.1 -> 0.3.2 (trigger)"; diff "$W/0.3.1" "$W/0.3.2" && echo "no difference"
+echo "=== diff 0.3.1 -> $NEW (trigger)"; diff "$W/0.3.1" "$W/$NEW" && echo "no difference"
 rm -rf "$W"

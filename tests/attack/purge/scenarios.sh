@@ -410,7 +410,59 @@ s15_three_sessions() {
   stop_all
 }
 
-ALL="s01_batch_bounds s02_acquire_vs_purge s03_own_transaction s04_concurrent_purges s05_window_purge_vs_purge s06_window_acquirer s07_isolation_levels s08_due_but_not_history s09_checkpointed s10_bound_role s11_rollback s12_prepare s13_forget s14_abandoned s15_three_sessions"
+# REPEATABLE READ / SERIALIZABLE: a key busy when the first round passes it, freed before a second
+# round (0.3.3 rescans whenever a round falls short of the batch; 0.3.2 read each candidate once).
+s16_rr_second_round() {
+  start A; start P; start P1; start C
+  for lvl in "READ COMMITTED" "REPEATABLE READ" SERIALIZABLE; do
+    for holder in acquirer purge; do
+      reset; echo "######## $lvl, holder: $holder"
+      # ahead of the filler: both versions pass the busy key at once, then read the filler (tens of
+      # ms); ten more history records behind it, so that 0.3.2's first cursor fetch (10 rows) returns
+      # at once too
+      hist rr2-key-000000000 3 '3 days'
+      q "SELECT public.mk_hist('t1', 'rr2-key-' || lpad(i::text, 9, '0'), 1, '2 days 23 hours') FROM generate_series(1, 10) i" >/dev/null
+      if [ $holder = acquirer ]; then run A "BEGIN; $(acq rr2-key-000000000 "" 1)"
+      else run P1 "BEGIN; SELECT idem.purge_expired(1) AS p1_removed;"; fi
+      gate P
+      if [ $holder = acquirer ]; then GATE_DELAY=${RR2_DELAY:-0.03} behind_gate A "COMMIT; $(mark b_commit)"
+      else GATE_DELAY=${RR2_DELAY:-0.03} behind_gate P1 "COMMIT; $(mark b_commit)"; fi
+      run P "BEGIN ISOLATION LEVEL $lvl;"
+      purge_opening_gate P 20
+      run P "SELECT public.locks(); COMMIT;"
+      if [ $holder = acquirer ]; then collect A; else collect P1; fi
+      window_report P b_commit
+      run C "SELECT * FROM public.st('t1'); SELECT * FROM public.ret('t1'); SELECT public.locks();"
+    done
+  done
+  stop_all
+}
+
+# How long a passed-over key stays locked: 0.3.2 gave it back right after its one-row DELETE; 0.3.3
+# takes every lock of a round during the scan and gives the passed ones back after the round's
+# DELETE. A holder that re-acquired the key (committed before the purge reached it) calls complete
+# meanwhile: how long does complete take?
+reset_keep_tail() { q "DELETE FROM idem.keys WHERE tenant_id NOT IN ('filler', 'tail'); TRUNCATE idem.retired_keys, public.marks;" >/dev/null; }
+s17_passed_lock_hold() {
+  start A; start P; start C
+  q "INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme, caller_id, resource, client_key, lease_interval, ttl, response_status, response_headers, response_body, created_at, resolved_at, expires_at, attempted_at)
+     SELECT 'tail', idem.scope_digest('tail', '', '', 'tail-key-' || lpad(i::text, 10, '0')), 'resolved', nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', 'tail-key-' || lpad(i::text, 10, '0'), '30 seconds', '1 minute', 200, '{}', '', now() - interval '2 minutes', now(), now() + interval '1 day', now() - interval '2 minutes' FROM generate_series(1, ${TAIL:-300000}) i" >/dev/null
+  for wt in 5s 0; do
+  reset_keep_tail; echo "## holder's idem.wait_timeout = $wt"
+  run A "SET idem.wait_timeout = '$wt';"
+  hist hold-key-00000000 3 '10 minutes'
+  gate P
+  behind_gate A "$(acq hold-key-00000000 "" 1) $(mark b_commit) SELECT pg_sleep(${HOLD_DELAY:-0.07}); SELECT set_config('x.c0', clock_timestamp()::text, false) IS NOT NULL, idem.complete($(h 1), 200, NULL, 'done') IS NULL, 'INFO complete_ms=' || round(extract(epoch FROM clock_timestamp() - current_setting('x.c0')::timestamptz) * 1000), 'INFO complete_started_ms=' || round(extract(epoch FROM current_setting('x.c0')::timestamptz - (SELECT at FROM public.marks WHERE what = 'b_commit')) * 1000);"
+  purge_opening_gate P 5
+  collect A
+  window_report P b_commit
+  run C "SELECT public.locks(), public.waiting(); SELECT * FROM public.st('t1');"
+  done
+  q "DELETE FROM idem.keys WHERE tenant_id = 'tail'" >/dev/null
+  stop_all
+}
+
+ALL="s01_batch_bounds s02_acquire_vs_purge s03_own_transaction s04_concurrent_purges s05_window_purge_vs_purge s06_window_acquirer s07_isolation_levels s08_due_but_not_history s09_checkpointed s10_bound_role s11_rollback s12_prepare s13_forget s14_abandoned s15_three_sessions s16_rr_second_round s17_passed_lock_hold"
 LIST=${*:-$ALL}
 for ver in 0.3.2 0.3.3; do
   DB=atk_purge_${ver//./}

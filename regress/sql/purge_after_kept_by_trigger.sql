@@ -1,0 +1,37 @@
+-- idem.keys.purge_after (0.3.3): kept by the invariants trigger instead of a generation
+-- expression (PostgreSQL parsed that from text in every statement writing the table). The value
+-- must be the expression's to the microsecond, on every write, whoever writes the row.
+\set SHOW_CONTEXT never
+CREATE TEMP VIEW purge_after_check AS
+  SELECT k.client_key, k.purge_after,
+         k.purge_after IS NOT DISTINCT FROM
+           CASE WHEN k.expires_at IS NOT NULL
+                THEN to_timestamp(extract(epoch FROM (coalesce(k.attempted_at, k.created_at) - 'epoch'::timestamptz) + k.ttl))
+           END AS as_0_3_2_computed
+    FROM idem.keys k WHERE k.tenant_id = 't-pa' ORDER BY k.client_key;
+-- Written by acquire and complete (the C path), with TTLs of seconds, fractions, days and months.
+SELECT outcome FROM idem.acquire('t-pa', 'pa-key-000000000001', '{}'::jsonb, ttl => '1 second');
+SELECT outcome FROM idem.acquire('t-pa', 'pa-key-000000000002', '{}'::jsonb, ttl => '2.123457 seconds');
+SELECT outcome FROM idem.acquire('t-pa', 'pa-key-000000000003', '{}'::jsonb, ttl => '1 day 3 hours');
+SELECT outcome FROM idem.acquire('t-pa', 'pa-key-000000000004', '{}'::jsonb, ttl => '29 days 23:59:59.999999');
+SELECT idem.complete(a.handle, a.attempt, 201, '{}', '\x7b7d', 'ord-pa-4')
+  FROM idem.acquire('t-pa', 'pa-key-000000000006', '{}'::jsonb, ttl => '7 seconds') a;
+SELECT count(*) AS kept FROM purge_after_check WHERE as_0_3_2_computed AND purge_after IS NOT NULL;
+-- Written by hand: attempted_at NULL (created_at counts), a month, a value given explicitly (replaced).
+INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme, caller_id,
+                       resource, client_key, lease_interval, ttl, response_status, response_headers, response_body,
+                       created_at, resolved_at, expires_at, purge_after)
+VALUES ('t-pa', idem.scope_digest('t-pa', '', '', 'pa-key-000000000005'), 'resolved', nextval('idem.fencing_token_seq'), 1,
+        idem.payload_hash('{}'::jsonb), 1, '', '', 'pa-key-000000000005', '30 seconds', '1 mon 2 days 00:00:00.5', 200, '{}', '',
+        '2026-03-29 01:30:00.123456+00', '2026-03-29 01:30:00.123456+00', '2026-05-01 00:00:00+00', '1999-01-01 00:00:00+00');
+SELECT client_key, purge_after, as_0_3_2_computed FROM purge_after_check WHERE client_key = 'pa-key-000000000005';
+-- Moved when what it is computed from moves; NULL when expires_at is (unresolved work with a checkpoint).
+UPDATE idem.keys SET attempted_at = '2026-01-01 00:00:00.000001+00', ttl = '3 days'
+ WHERE tenant_id = 't-pa' AND client_key = 'pa-key-000000000001';
+UPDATE idem.keys SET purge_after = '2000-01-01 00:00:00+00' WHERE tenant_id = 't-pa' AND client_key = 'pa-key-000000000002';
+UPDATE idem.keys SET expires_at = NULL, recovery_point = 'charged' WHERE tenant_id = 't-pa' AND client_key = 'pa-key-000000000003';
+SELECT client_key, purge_after IS NULL AS no_purge_after, as_0_3_2_computed FROM purge_after_check;
+SELECT purge_after FROM purge_after_check WHERE client_key = 'pa-key-000000000001';
+-- It is a plain column now (no generation expression to parse), still indexed for the purge.
+SELECT attgenerated = '' AS plain_column FROM pg_attribute WHERE attrelid = 'idem.keys'::regclass AND attname = 'purge_after';
+DELETE FROM idem.keys WHERE tenant_id = 't-pa';
