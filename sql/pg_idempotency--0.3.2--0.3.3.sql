@@ -12,8 +12,11 @@
 -- key locks, in purge_after order, and one more deletes every locked record that is still
 -- history and raises their retired generations. What a call does is
 -- unchanged: the same candidates in the same order, keys in use passed over and not counted, a
--- record rechecked under its key's lock by a statement that starts after the lock was taken, at
--- most 500 keys locked per call, the locks of records that were no longer history given back.
+-- record rechecked under its key's lock by a statement that starts after the lock was taken, the
+-- locks of records that were no longer history given back (after the round's DELETE rather than
+-- right after each record's). At most 500 keys stay locked per call, now counting the pass that
+-- forgets old generations (0.3.2 could keep 500 more there, and kept a lock when that pass found
+-- nothing to forget).
 \echo Use "ALTER EXTENSION pg_idempotency UPDATE TO '0.3.3'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
@@ -32,6 +35,7 @@ DECLARE
   v_passed   bytea[] := '{}';  -- locked, found no longer history, given back: not again
   v_lock     bigint;
   v_removed  integer := 0;
+  v_round    integer;
   v_now      timestamptz;
   v_forget   timestamptz;
   c          record;
@@ -50,9 +54,13 @@ BEGIN
   v_now := clock_timestamp();
   v_forget := v_now - idem._history_retention();
   -- Rounds, each two statements: lock the candidates the batch still lacks, then delete them.
-  -- A round falls short only when a record changed before its lock was taken; the next round
-  -- scans again, past those.
+  -- Another round only when this one locked as many as it could take and some of them had
+  -- changed before their locks were taken (no longer history): it scans again, past those. A
+  -- round that locked fewer has seen every candidate, and the call ends there (a second scan
+  -- would read the due entries again, and under REPEATABLE READ lock keys its snapshot no
+  -- longer describes).
   WHILE v_removed < v_want LOOP
+    v_round := v_want - v_removed;
     -- Oldest history first, until the batch is full: keys in use are passed over, not counted,
     -- so a record held for long cannot starve the purge of the ones behind it. By purge_after
     -- (indexed, never after expires_at; complete does not move it), then expires_at itself: a
@@ -68,7 +76,7 @@ BEGIN
                      ORDER BY k.purge_after OFFSET 0) s
              WHERE CASE WHEN idem._key_locked_by_me(idem._lock_key(s.scope_digest)) THEN false
                         ELSE idem._try_lock_key(idem._lock_key(s.scope_digest)) END
-             LIMIT v_want - v_removed) x;
+             LIMIT v_round) x;
     EXIT WHEN cardinality(v_digests) = 0;
     -- Under the keys' locks nobody else writes these rows, and this statement starts after every
     -- lock was taken: it reads their latest committed versions and deletes those still history,
@@ -88,21 +96,26 @@ BEGIN
     )
     SELECT coalesce(array_agg(r.scope_digest), '{}') INTO v_gone FROM retired r;
     v_removed := v_removed + cardinality(v_gone);
-    -- Kept: the locks of the records that were no longer history go back at once.
+    -- Kept: the locks of the records that were no longer history go back now.
     IF cardinality(v_gone) < cardinality(v_digests) THEN
       SELECT v_passed || array_agg(d) INTO v_passed FROM unnest(v_digests) AS d WHERE d <> ALL (v_gone);
       PERFORM idem._unlock_key(idem._lock_key(d)) FROM unnest(v_digests) AS d WHERE d <> ALL (v_gone);
     END IF;
+    EXIT WHEN cardinality(v_digests) < v_round;
   END LOOP;
   -- Generations of keys unused for the whole history retention are forgotten, a batch at a time,
-  -- each under its key's lock (an acquirer or another purge may be reading or writing it).
+  -- each under its key's lock (an acquirer or another purge may be reading or writing it), within
+  -- the same 500 locks a call may keep (0.3.2 allowed 500 more here).
   FOR c IN SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o
             WHERE o.retired_at < v_forget
-            ORDER BY o.retired_at LIMIT least(batch, c_max_keys) LOOP
+            ORDER BY o.retired_at LIMIT least(batch, c_max_keys - v_removed) LOOP
     v_lock := idem._lock_key(c.scope_digest);
     CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
     DELETE FROM idem.retired_keys g
      WHERE g.tenant_id = c.tenant_id AND g.scope_digest = c.scope_digest AND g.retired_at < v_forget;
+    IF NOT FOUND THEN
+      PERFORM idem._unlock_key(v_lock);  -- nothing forgotten: nothing to keep the lock for
+    END IF;
   END LOOP;
   RETURN v_removed;
 END $$;

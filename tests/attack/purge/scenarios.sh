@@ -177,18 +177,18 @@ s05_window_purge_vs_purge() {
 
 s06_window_acquirer() {
   start A; start P; start C
-  for v in acquire acquire_complete_short complete_abandoned release_abandoned acquire_rolled_back; do
+  for v in acquire acquire_complete_short complete_abandoned release_abandoned acquire_rolled_back acquire_prepare; do
     reset
     echo "## variant $v"
     case $v in
-      acquire|acquire_complete_short|acquire_rolled_back) hist win-key-000000000 3 '10 minutes' ;;
+      acquire|acquire_complete_short|acquire_rolled_back|acquire_prepare) hist win-key-000000000 3 '10 minutes' ;;
       *) run A "$(acq win-key-000000000 ", lease => '1 second', ttl => '1 second'" 1)"; run A "SELECT pg_sleep(2.2);" ;;
     esac
     hist win-key-000000001 1 '5 minutes'; hist win-key-000000002 1 '4 minutes'
     run C "SELECT * FROM public.st('t1');"
     gate P
     case $v in
-      acquire) behind_gate A "$(acq win-key-000000000 "" 2) $(mark b_commit)" ;;
+      acquire|acquire_prepare) behind_gate A "$(acq win-key-000000000 "" 2) $(mark b_commit)" ;;
       acquire_complete_short) behind_gate A "BEGIN; $(acq win-key-000000000 ", ttl => '5 milliseconds'" 2) SELECT idem.complete($(h 2), 201, NULL, convert_to('gen4', 'UTF8')); COMMIT; $(mark b_commit)" ;;
       acquire_rolled_back) behind_gate A "BEGIN; $(acq win-key-000000000 "" 2) ROLLBACK; $(mark b_commit)" ;;
       complete_abandoned) behind_gate A "SELECT idem.complete($(h 1), 200, NULL, convert_to('late complete', 'UTF8')); $(mark b_commit)" ;;
@@ -198,7 +198,9 @@ s06_window_acquirer() {
     purge_opening_gate P 5
     run P "SELECT public.locks() AS purge_txn_locks;"
     collect A
-    run P "COMMIT;"
+    if [ $v = acquire_prepare ]; then
+      run P "PREPARE TRANSACTION 'atk_purge_p3';"; run C "SELECT public.locks() AS while_prepared;"; run P "COMMIT PREPARED 'atk_purge_p3';"
+    else run P "COMMIT;"; fi
     window_report P b_commit
     run C "SELECT public.locks(), public.waiting(); SELECT * FROM public.st('t1'); SELECT * FROM public.ret('t1');"
     run C "$(acq_show win-key-000000000 "")"
