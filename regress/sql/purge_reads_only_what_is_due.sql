@@ -29,11 +29,45 @@ VACUUM ANALYZE idem.retired_keys;
 
 SELECT pg_stat_force_next_flush();  -- flushed when this session next waits for a statement
 CREATE TEMP TABLE reads_before AS
-  SELECT indexrelname, idx_tup_read FROM pg_stat_user_indexes
+  SELECT indexrelname, idx_scan, idx_tup_read FROM pg_stat_user_indexes
    WHERE indexrelname IN ('keys_purge_after_idx', 'retired_keys_retired_at_idx');
 SELECT idem.purge_expired(500) AS purged;
 SELECT idem.purge_expired(500) AS purged_when_none_due;
 SELECT pg_stat_force_next_flush();
--- 0.3.2 read every entry: 2,000 or more from each index.
-SELECT s.indexrelname, s.idx_tup_read - b.idx_tup_read < 20 AS reads_only_what_is_due
+-- 0.3.2 read every entry: 2,000 or more from each index. One scan of each per call (a first
+-- 0.3.3 scanned the purge index again when a call fell short of its batch).
+SELECT s.indexrelname, s.idx_tup_read - b.idx_tup_read < 20 AS reads_only_what_is_due, s.idx_scan - b.idx_scan AS scans
   FROM pg_stat_user_indexes s JOIN reads_before b USING (indexrelname) ORDER BY 1;
+
+-- At most 500 key locks per call, the pass that forgets old generations included (0.3.2 kept up
+-- to 500 more there): 600 history records and 600 generations past the history retention.
+INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
+                       caller_id, resource, client_key, lease_interval, ttl, response_status,
+                       response_headers, response_body, created_at, resolved_at, expires_at)
+SELECT 't-due', idem.scope_digest('t-due', '', '', format('old-key-%010s', i)), 'resolved',
+       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', format('old-key-%010s', i),
+       '30 seconds', '1 second', 200, '{}', '', now() - interval '1 hour', now() - interval '1 hour',
+       now() - interval '59 minutes'
+  FROM generate_series(1, 600) AS i;
+UPDATE idem.retired_keys SET retired_at = now() - idem._history_retention() - interval '1 day' WHERE tenant_id = 't-due';
+INSERT INTO idem.retired_keys (tenant_id, scope_digest, generation, retired_at)
+SELECT 't-due', idem.scope_digest('t-due', '', '', format('forgotten-key-%010s', i)), 1,
+       now() - idem._history_retention() - interval '1 day'
+  FROM generate_series(1, 600) AS i;
+BEGIN;
+SELECT idem.purge_expired(100000) AS purged;
+SELECT count(*) AS key_locks_held FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 3;
+COMMIT;
+BEGIN;
+SELECT idem.purge_expired(100000) AS purged_next;
+SELECT count(*) AS key_locks_held_next FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 3;
+COMMIT;
+SELECT count(*) AS records_left FROM idem.keys WHERE tenant_id = 't-due' AND client_key LIKE 'old-key-%';
+-- With no record left to purge, a call still forgets up to 500 old generations.
+CREATE TEMP TABLE old_before AS
+  SELECT count(*) AS n FROM idem.retired_keys WHERE tenant_id = 't-due' AND retired_at < now() - idem._history_retention();
+SELECT idem.purge_expired(100000) AS purged_none;
+SELECT b.n - count(*) AS generations_forgotten FROM idem.retired_keys r, old_before b
+ WHERE r.tenant_id = 't-due' AND r.retired_at < now() - idem._history_retention() GROUP BY b.n;
+DELETE FROM idem.keys WHERE tenant_id = 't-due';
+DELETE FROM idem.retired_keys WHERE tenant_id = 't-due';
