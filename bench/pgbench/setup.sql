@@ -97,12 +97,13 @@ BEGIN
          convert_to('{"order_id":"ord-aged-' || i || '","status":"created"}', 'UTF8'), 'ord-aged-' || i
     FROM generate_series(1, n) i;
 END $$;
--- p_rate: records per second to keep to (sleeping between calls), NULL for as fast as it goes.
-CREATE PROCEDURE bench_purge_all(p_rate integer DEFAULT NULL) LANGUAGE plpgsql AS $$
+-- p_rate: records per second to keep to (sleeping between calls), NULL for as fast as it goes;
+-- p_batch: records per call (each call commits).
+CREATE PROCEDURE bench_purge_all(p_rate integer DEFAULT NULL, p_batch integer DEFAULT 500) LANGUAGE plpgsql AS $$
 DECLARE v_total bigint := 0; v_n integer; v_start timestamptz := clock_timestamp(); v_ahead float8;
 BEGIN
   LOOP
-    v_n := idem.purge_expired(500);
+    v_n := idem.purge_expired(p_batch);
     v_total := v_total + v_n;
     COMMIT;
     EXIT WHEN v_n = 0;
