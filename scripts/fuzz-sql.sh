@@ -9,8 +9,9 @@
 #   FUZZ_SQL_BIN             a fuzz_sql already built (make test's); otherwise built in build/
 #   FUZZ_SQL_NO_INSTALL=1    use the installed extension as it is (make test installed it)
 #   FUZZ_SQL_TRACE=FILE      every statement, clipped, with its outcome
-#   FUZZ_SQL_BRIEF=1         the per-function SQLSTATE table goes to build/fuzz-sql-report.txt
-#                            only (make test's smoke run: its log stays readable)
+#   FUZZ_SQL_BRIEF=1         the per-function SQLSTATE table is left out of the output (make
+#                            test's smoke run: its log stays readable); the whole report is
+#                            always kept in build/fuzz-sql-report.txt
 # The cluster lives in /var/tmp/pg_idempotency-fuzzsql/<port>/ and is stopped and deleted on exit
 # (also on failure or Ctrl-C). Findings are kept in build/fuzz-sql-findings/, one .sql per
 # statement, to replay with psql against any database with the extension.
@@ -98,16 +99,17 @@ rm -rf "$FINDINGS" && mkdir -p "$FINDINGS"
 rc=0
 REPORT=$ROOT/build/fuzz-sql-report.txt
 mkdir -p "${REPORT%/*}"
+# The progress lines as they come; with FUZZ_SQL_BRIEF=1 without the table, whose rows are the
+# lines indented by two spaces (all of it stays in $REPORT).
+brief='^  |SQLSTATEs per function'
+[ "${FUZZ_SQL_BRIEF:-0}" = 1 ] || brief='^$'
+set +e
 "$FUZZER" --port="$PORT" --dbname="$DB" --sessions="$SESSIONS" --seconds="$SECONDS_TO_RUN" \
   --findings-dir="$FINDINGS" --server-log="$LOG" ${FUZZ_SQL_SEED:+--seed="$FUZZ_SQL_SEED"} \
-  ${FUZZ_SQL_TRACE:+--trace="$FUZZ_SQL_TRACE"} >"$REPORT" 2>&1 || rc=$?
-if [ "${FUZZ_SQL_BRIEF:-0}" = 1 ] && [ "$rc" -eq 0 ]; then
-  # The table's rows are the lines "  idem.<function>(...)  <calls>: ...".
-  grep -Ev '^  idem\.|SQLSTATEs per function' "$REPORT" || true
-  echo "fuzz-sql: the per-function SQLSTATE table is in $REPORT"
-else
-  cat "$REPORT"
-fi
+  ${FUZZ_SQL_TRACE:+--trace="$FUZZ_SQL_TRACE"} 2>&1 | tee "$REPORT" | grep --line-buffered -Ev "$brief"
+rc=${PIPESTATUS[0]}
+set -e
+[ "${FUZZ_SQL_BRIEF:-0}" != 1 ] || echo "fuzz-sql: the per-function SQLSTATE table is in $REPORT"
 # The fuzzer reads the log too; this is the check that does not depend on it.
 if grep -Eq 'terminated by signal|was terminated by exception|PANIC:' "$LOG"; then
   echo "fuzz-sql: the server log reports a crashed backend:" >&2
