@@ -145,29 +145,7 @@ bool breaks_not_null(HeapTuple tuple, TupleDesc desc) {
 // trigger keeps the column, whoever writes the row (an explicit value is replaced): a generated
 // column made PostgreSQL parse its expression from text in every statement that writes the
 // table (ExecInitStoredGenerated: 9 % of acquire's time, 7 % of complete's). Plain C: may elog.
-// Whether column `name` holds the same value (or both NULL) in the two versions of a row.
-bool same_in(const Row& a, const Row& b, const char* name) {
-  for (int i = 0; i < a.desc->natts; ++i) {
-    const Form_pg_attribute att = TupleDescAttr(a.desc, i);
-    if (att->attisdropped || std::strcmp(NameStr(att->attname), name) != 0) continue;
-    bool null_a = false, null_b = false;
-    const Datum x = heap_getattr(a.tuple, i + 1, a.desc, &null_a);
-    const Datum y = heap_getattr(b.tuple, i + 1, b.desc, &null_b);
-    if (null_a || null_b) return null_a && null_b;
-    return datumIsEqual(x, y, att->attbyval, att->attlen);
-  }
-  return true;
-}
-
-// An UPDATE that changes none of what purge_after is computed from, nor purge_after itself,
-// keeps the value its row already had (complete's UPDATE, the hot one).
-bool purge_after_unchanged(const Row& old_row, const Row& new_row) {
-  return same_in(old_row, new_row, "attempted_at") && same_in(old_row, new_row, "created_at") &&
-         same_in(old_row, new_row, "ttl") && same_in(old_row, new_row, "purge_after") &&
-         old_row.get("expires_at").has_value() == new_row.get("expires_at").has_value();
-}
-
-HeapTuple with_purge_after(HeapTuple tuple, const Row& r, HeapTuple old_tuple) {
+HeapTuple with_purge_after(HeapTuple tuple, const Row& r) {
   int column = -1;
   for (int i = 0; i < r.desc->natts && column < 0; ++i) {
     const Form_pg_attribute a = TupleDescAttr(r.desc, i);
@@ -175,7 +153,6 @@ HeapTuple with_purge_after(HeapTuple tuple, const Row& r, HeapTuple old_tuple) {
   }
   // Absent, or still generated (a 0.3.2 schema on this library): PostgreSQL computes it.
   if (column < 0 || TupleDescAttr(r.desc, column)->attgenerated != '\0') return tuple;
-  if (old_tuple != nullptr && purge_after_unchanged(Row{old_tuple, r.desc}, r)) return tuple;
   std::optional<Datum> attempted = r.get("attempted_at");
   if (!attempted) attempted = r.get("created_at");
   const std::optional<Datum> ttl = r.get("ttl");
@@ -202,8 +179,7 @@ Datum check_invariants(FunctionCallInfo fcinfo) {
   Relation rel = trigger->tg_relation;
   const char* table = RelationGetRelationName(rel);
   const bool keys = std::strcmp(table, "keys") == 0;
-  HeapTuple old_tuple = TRIGGER_FIRED_BY_UPDATE(trigger->tg_event) ? trigger->tg_trigtuple : nullptr;
-  if (keys) tuple = pg::guarded([&] { return with_purge_after(tuple, Row{tuple, RelationGetDescr(rel)}, old_tuple); });
+  if (keys) tuple = pg::guarded([&] { return with_purge_after(tuple, Row{tuple, RelationGetDescr(rel)}); });
   const Row row{tuple, RelationGetDescr(rel)};
   const char* broken = nullptr;
   const char* detail = nullptr;
