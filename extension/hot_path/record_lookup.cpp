@@ -39,9 +39,11 @@ void learn_layout(Relation keys) {
 void read_record(Datum tenant_text, Datum digest_bytea, Record* out) {
   if (layout.keys == InvalidOid) {
     const Oid ns = get_namespace_oid("idem", false);
-    layout.primary_key = get_relname_relid("keys_pkey", ns);
-    layout.keys = get_relname_relid("keys", ns);
-    if (layout.keys == InvalidOid || layout.primary_key == InvalidOid) elog(ERROR, "pg_idempotency: idem.keys or its primary key is missing");
+    const Oid table = get_relname_relid("keys", ns);
+    const Oid index = get_relname_relid("keys_pkey", ns);
+    if (table == InvalidOid || index == InvalidOid) elog(ERROR, "pg_idempotency: idem.keys or its primary key keys_pkey is missing");
+    layout.primary_key = index;  // both or neither: a failed lookup caches nothing
+    layout.keys = table;
   }
   // Opening may take in an invalidation that resets the layout: the numbers used are these.
   const Oid keys_oid = layout.keys, primary_key = layout.primary_key;
@@ -56,14 +58,21 @@ void read_record(Datum tenant_text, Datum digest_bytea, Record* out) {
   CommandCounterIncrement();
   UpdateActiveSnapshotCommandId();
 
+  // The index scan itself, not systable_beginscan: that one reads the heap instead when a
+  // session sets ignore_system_indexes (any role may, at connection start), a full scan of the
+  // store per call. Index columns 1 and 2 are (tenant_id, scope_digest).
+  Relation index = index_open(primary_key, AccessShareLock);  // held to the end of the transaction too
   ScanKeyData key[2];
   ScanKeyInit(&key[0], 1, BTEqualStrategyNumber, F_TEXTEQ, tenant_text);
   key[0].sk_collation = C_COLLATION_OID;  // tenant ids compare bytewise (the column is COLLATE "C")
   ScanKeyInit(&key[1], 2, BTEqualStrategyNumber, F_BYTEAEQ, digest_bytea);
-  SysScanDesc scan = systable_beginscan(keys, primary_key, true, GetActiveSnapshot(), 2, key);
-  HeapTuple row = systable_getnext(scan);
-  out->found = HeapTupleIsValid(row);
+  TupleTableSlot* slot = table_slot_create(keys, nullptr);
+  IndexScanDesc scan = index_beginscan(keys, index, GetActiveSnapshot(), 2, 0);
+  index_rescan(scan, key, 2, nullptr, 0);
+  out->found = index_getnext_slot(scan, ForwardScanDirection, slot);
   if (out->found) {
+    bool should_free = false;
+    HeapTuple row = ExecFetchSlotHeapTuple(slot, false, &should_free);
     const TupleDesc desc = RelationGetDescr(keys);
     for (int f = 0; f < field::kCount; ++f) {
       const Form_pg_attribute a = TupleDescAttr(desc, attnum[f] - 1);
@@ -71,8 +80,11 @@ void read_record(Datum tenant_text, Datum digest_bytea, Record* out) {
       out->value[f] = out->null[f] ? Datum(0) : datumCopy(v, a->attbyval, a->attlen);
     }
     out->xmin = HeapTupleHeaderGetXmin(row->t_data);
+    if (should_free) heap_freetuple(row);
   }
-  systable_endscan(scan);
+  index_endscan(scan);
+  ExecDropSingleTupleTableSlot(slot);
+  index_close(index, NoLock);
   PopActiveSnapshot();
   table_close(keys, NoLock);
 }

@@ -3,8 +3,8 @@
 # `send S sql` sends without waiting (for a step expected to block), `wait_s S` waits.
 set -u
 PGURL_BASE=${PGURL_BASE:-postgresql://postgres@127.0.0.1:54320}
-DB=${DB:-attack_hp_$$}
-WORK=$(mktemp -d /tmp/attack_hp.XXXXXX)
+DB=${DB:-${ATTACK_PREFIX:-attack_hp}_$$}
+WORK=$(mktemp -d "/tmp/${ATTACK_PREFIX:-attack_hp}.XXXXXX")
 declare -A FD SEQ
 psql_admin() { psql -X -q -At "$PGURL_BASE/postgres" -c "$1"; }
 setup_db() {
