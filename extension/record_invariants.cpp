@@ -1,6 +1,7 @@
 // The invariants of idem.keys and idem.mutations, checked by a C row trigger instead of CHECK
-// constraints, and idem.keys.purge_after, kept by it (with_purge_after). PostgreSQL parses every CHECK expression again from its stored text in each
-// statement that writes the table (ExecRelCheck runs stringToNode per query), which cost about
+// constraints, and idem.keys.purge_after, kept by the same trigger (with_purge_after). PostgreSQL
+// parses every CHECK expression again from its stored text in each statement that writes the
+// table (ExecRelCheck runs stringToNode per query), which cost about
 // 14 us per write of a record: a third of complete's time on the hot path. The rules, their
 // names, the SQLSTATE (23514) and the message are the constraints' own (docs/hot-path.md).
 // A CHECK fails only when its expression is false, never when it is NULL; so do these.
@@ -17,17 +18,21 @@ namespace {
 struct Row {
   HeapTuple tuple;
   TupleDesc desc;
-  std::optional<Datum> get(const char* name) const {
+  // The column's attribute number, or InvalidAttrNumber when the table has none of that name.
+  AttrNumber attnum(const char* name) const {
     for (int i = 0; i < desc->natts; ++i) {
       const Form_pg_attribute a = TupleDescAttr(desc, i);
-      if (!a->attisdropped && std::strcmp(NameStr(a->attname), name) == 0) {
-        bool is_null = false;
-        const Datum v = heap_getattr(tuple, i + 1, desc, &is_null);
-        if (is_null) return std::nullopt;
-        return v;
-      }
+      if (!a->attisdropped && std::strcmp(NameStr(a->attname), name) == 0) return a->attnum;
     }
-    return std::nullopt;
+    return InvalidAttrNumber;
+  }
+  std::optional<Datum> get(const char* name) const {
+    const AttrNumber n = attnum(name);
+    if (n == InvalidAttrNumber) return std::nullopt;
+    bool is_null = false;
+    const Datum v = heap_getattr(tuple, n, desc, &is_null);
+    if (is_null) return std::nullopt;
+    return v;
   }
   // NULL: nullopt; otherwise whether the text equals one of `values`.
   std::optional<bool> text_in(const char* name, std::initializer_list<const char*> values) const {
@@ -146,13 +151,9 @@ bool breaks_not_null(HeapTuple tuple, TupleDesc desc) {
 // column made PostgreSQL parse its expression from text in every statement that writes the
 // table (ExecInitStoredGenerated: 9 % of acquire's time, 7 % of complete's). Plain C: may elog.
 HeapTuple with_purge_after(HeapTuple tuple, const Row& r) {
-  int column = -1;
-  for (int i = 0; i < r.desc->natts && column < 0; ++i) {
-    const Form_pg_attribute a = TupleDescAttr(r.desc, i);
-    if (!a->attisdropped && std::strcmp(NameStr(a->attname), "purge_after") == 0) column = i;
-  }
+  int column = r.attnum("purge_after");
   // Absent, or still generated (a 0.3.2 schema on this library): PostgreSQL computes it.
-  if (column < 0 || TupleDescAttr(r.desc, column)->attgenerated != '\0') return tuple;
+  if (column == InvalidAttrNumber || TupleDescAttr(r.desc, column - 1)->attgenerated != '\0') return tuple;
   std::optional<Datum> attempted = r.get("attempted_at");
   if (!attempted) attempted = r.get("created_at");
   const std::optional<Datum> ttl = r.get("ttl");
@@ -164,8 +165,7 @@ HeapTuple with_purge_after(HeapTuple tuple, const Row& r) {
     const Datum seconds = DirectFunctionCall2(extract_interval, CStringGetTextDatum("epoch"), elapsed);
     value = DirectFunctionCall1(float8_timestamptz, DirectFunctionCall1(numeric_float8, seconds));
   }
-  int attnum = column + 1;
-  return heap_modify_tuple_by_cols(tuple, r.desc, 1, &attnum, &value, &is_null);
+  return heap_modify_tuple_by_cols(tuple, r.desc, 1, &column, &value, &is_null);
 }
 
 // idem._check_invariants(): BEFORE INSERT OR UPDATE FOR EACH ROW on idem.keys and idem.mutations.

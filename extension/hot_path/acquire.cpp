@@ -287,7 +287,7 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
     append_audit(audit);
     SPI_finish();
   }
-  return heap_form_tuple(a.desc, result.values, result.nulls);
+  return form_answer(a, result);
 }
 
 }  // namespace

@@ -6,24 +6,22 @@
 \set SHOW_CONTEXT never
 DO $$ BEGIN WHILE idem.purge_expired(100000) > 0 LOOP END LOOP; END $$;
 -- 1,000 records not due for a day, 1,000 generations remembered since a moment ago, 3 records due.
+-- n resolved records of keys '<prefix>-key-0000000001'..., resolved `age` ago and history
+-- (expires_at passed) or not for `ttl` after that, written directly (faster than n requests).
+CREATE FUNCTION pg_temp.resolved_records(prefix text, n integer, ttl interval, age interval) RETURNS void
+  LANGUAGE sql AS $$
 INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
                        caller_id, resource, client_key, lease_interval, ttl, response_status,
                        response_headers, response_body, created_at, resolved_at, expires_at)
-SELECT 't-due', idem.scope_digest('t-due', '', '', format('live-key-%010s', i)), 'resolved',
-       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', format('live-key-%010s', i),
-       '30 seconds', '1 day', 200, '{}', '', now(), now(), now() + interval '1 day'
-  FROM generate_series(1, 1000) AS i;
+SELECT 't-due', idem.scope_digest('t-due', '', '', format('%s-key-%010s', prefix, i)), 'resolved',
+       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', format('%s-key-%010s', prefix, i),
+       '30 seconds', ttl, 200, '{}', '', now() - age, now() - age, now() - age + ttl
+  FROM generate_series(1, n) AS i $$;
+SELECT pg_temp.resolved_records('live', 1000, '1 day', '0 seconds');
 INSERT INTO idem.retired_keys (tenant_id, scope_digest, generation, retired_at)
 SELECT 't-due', idem.scope_digest('t-due', '', '', format('gone-key-%010s', i)), 1, now()
   FROM generate_series(1, 1000) AS i;
-INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
-                       caller_id, resource, client_key, lease_interval, ttl, response_status,
-                       response_headers, response_body, created_at, resolved_at, expires_at)
-SELECT 't-due', idem.scope_digest('t-due', '', '', format('due-key-%010s', i)), 'resolved',
-       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', format('due-key-%010s', i),
-       '30 seconds', '1 second', 200, '{}', '', now() - interval '1 hour', now() - interval '1 hour',
-       now() - interval '59 minutes'
-  FROM generate_series(1, 3) AS i;
+SELECT pg_temp.resolved_records('due', 3, '1 second', '1 hour');
 VACUUM ANALYZE idem.keys;
 VACUUM ANALYZE idem.retired_keys;
 
@@ -41,14 +39,7 @@ SELECT s.indexrelname, s.idx_tup_read - b.idx_tup_read < 20 AS reads_only_what_i
 
 -- At most 500 key locks per call, the pass that forgets old generations included (0.3.2 kept up
 -- to 500 more there): 600 history records and 600 generations past the history retention.
-INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
-                       caller_id, resource, client_key, lease_interval, ttl, response_status,
-                       response_headers, response_body, created_at, resolved_at, expires_at)
-SELECT 't-due', idem.scope_digest('t-due', '', '', format('old-key-%010s', i)), 'resolved',
-       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', format('old-key-%010s', i),
-       '30 seconds', '1 second', 200, '{}', '', now() - interval '1 hour', now() - interval '1 hour',
-       now() - interval '59 minutes'
-  FROM generate_series(1, 600) AS i;
+SELECT pg_temp.resolved_records('old', 600, '1 second', '1 hour');
 UPDATE idem.retired_keys SET retired_at = now() - idem._history_retention() - interval '1 day' WHERE tenant_id = 't-due';
 INSERT INTO idem.retired_keys (tenant_id, scope_digest, generation, retired_at)
 SELECT 't-due', idem.scope_digest('t-due', '', '', format('forgotten-key-%010s', i)), 1,
