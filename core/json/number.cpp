@@ -211,25 +211,9 @@ std::string format_double(double value) {
 namespace detail {
 
 void append_canonical_number(std::string& out, std::string_view spelling) {
-  if (is_canonical_already(spelling)) {
-    out.append(spelling);
-    return;
-  }
-  const Decimal d = parse_or_throw(spelling);
-  double value = 0;
-  const auto result = std::from_chars(spelling.data(), spelling.data() + spelling.size(), value);
-  if (result.ec == std::errc::result_out_of_range) {
-    // from_chars reports overflow and underflow alike; the decimal exponent tells them apart.
-    if (d.exponent > 0) {
-      throw Error(ErrorCode::NumberPrecision,
-                  "number " + display(spelling) + " is too large for an IEEE double",
-                  "send it as a string");
-    }
-    out.push_back('0');  // underflow rounds to zero, as JCS requires
-    return;
-  }
-  char buf[kFormatBuffer];
-  out.append(buf, format_to(value, buf));
+  char buf[kCanonicalNumberBuffer];
+  bool exact = false;  // not asked for here
+  out.append(buf, canonical_number_exact(spelling, buf, exact));
 }
 
 // append_canonical_number and is_exact in one: the spelling is read, converted and its shortest
@@ -246,6 +230,7 @@ std::size_t canonical_number_exact(std::string_view spelling, char* out, bool& e
   double value = 0;
   const auto result = std::from_chars(spelling.data(), spelling.data() + spelling.size(), value);
   if (result.ec == std::errc::result_out_of_range) {
+    // from_chars reports overflow and underflow alike; the decimal exponent tells them apart.
     if (d.exponent > 0) {
       throw Error(ErrorCode::NumberPrecision,
                   "number " + display(spelling) + " is too large for an IEEE double",

@@ -19,13 +19,15 @@ using Clock = std::chrono::steady_clock;
 // the tallies.
 class Board {
  public:
-  explicit Board(const LoadOptions& options) : options_(options) {}
+  Board(const LoadOptions& options, Journal& journal) : options_(options), journal_(journal) {}
 
-  // The next request: a due retry first, else a new key or a duplicate of a recent one.
-  // fresh: a new key (the caller journals it before sending).
-  KeySpec next(std::mt19937_64& rng, bool& fresh, bool& retry) {
+  // The next request: a due retry first, else a new key or a duplicate of a recent one. A new
+  // key is journaled here, before another worker can draw it as a duplicate: verify must know
+  // every key before any answer for it (journaled by the worker that drew it, a duplicate's
+  // answer could come first).
+  KeySpec next(std::mt19937_64& rng, bool& retry) {
     std::lock_guard<std::mutex> lock(mutex_);
-    fresh = retry = false;
+    retry = false;
     const auto now = Clock::now();
     for (auto it = retries_.begin(); it != retries_.end(); ++it) {
       if (it->second.due <= now) {
@@ -38,9 +40,9 @@ class Board {
     if (recent_.empty() || std::uniform_real_distribution<double>(0, 1)(rng) < options_.new_key_share) {
       const Kind kind = std::uniform_int_distribution<int>(0, 1)(rng) ? Kind::run : Kind::lease;
       KeySpec spec = new_key(options_.round, kind);
+      journal_.key(spec);
       recent_.push_back(spec);
       if (recent_.size() > 64) recent_.pop_front();
-      fresh = true;
       ++summary_.keys;
       return spec;
     }
@@ -89,6 +91,7 @@ class Board {
   void again(const KeySpec& spec) { retries_[spec.key] = Retry{spec, Clock::now() + options_.retry_delay}; }
 
   const LoadOptions& options_;
+  Journal& journal_;
   std::mutex mutex_;
   std::deque<KeySpec> recent_;
   std::map<std::string, Retry> retries_;
@@ -102,9 +105,8 @@ void work(const std::string& uri, const ClientOptions& client_options, Journal& 
   std::mt19937_64 rng{std::random_device{}()};
   std::uniform_int_distribution<long> pause(0, options.max_pause.count());
   while (!stop.load()) {
-    bool fresh = false, retry = false;
-    const KeySpec spec = board.next(rng, fresh, retry);
-    if (fresh) journal.key(spec);  // before any request: verify must know every key that may have run
+    bool retry = false;
+    const KeySpec spec = board.next(rng, retry);
     const Outcome o = perform(client, spec, options.pacing);
     journal.outcome(spec, o);
     board.record(spec, o, retry);
@@ -116,7 +118,7 @@ void work(const std::string& uri, const ClientOptions& client_options, Journal& 
 
 LoadSummary run_load(const std::string& uri, const ClientOptions& client_options, Journal& journal,
                      const LoadOptions& options, const std::atomic<bool>& stop) {
-  Board board(options);
+  Board board(options, journal);
   std::vector<std::thread> workers;
   for (int i = 0; i < options.threads; ++i) {
     workers.emplace_back([&] { work(uri, client_options, journal, options, stop, board); });
