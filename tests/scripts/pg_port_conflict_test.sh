@@ -47,7 +47,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 checks=0 fails=0
-ok() { checks=$((checks + 1)); echo "ok: $1"; }
+ok() { checks=$((checks + 1)); echo "holds: $1"; }
 fail() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAILED: $1" >&2; }
 # expect_rc WHAT WANT GOT [OUTPUT]
 expect_rc() {
