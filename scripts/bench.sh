@@ -7,6 +7,8 @@
 #   replay     BEGIN; acquire a resolved key, same payload; COMMIT   (replay.sql)
 #   contended  every client on the same 10 keys, short ttl           (contended.sql)
 #   peer_new_key / peer_replay  the same flows on a hand-written idempotency table (peer_setup.sql)
+#   ceiling_new_key / ceiling_replay  the bounds on any implementation of those two flows: new_key's
+#              five statements with acquire and complete doing nothing, an audited replay's one write
 # each at 1 and BENCH_CLIENTS clients for BENCH_SECONDS, plus floor and new_key at a fixed rate
 # (pgbench -R BENCH_RATE) for p99 latency. Ends with one table; full output in the results folder.
 #
@@ -40,6 +42,7 @@ export PGPORT=${PGPORT:-54320}
 mkdir -p "$OUT/logs"
 RESULTS="$OUT/results.tsv"
 : >"$RESULTS"
+printf 'run\tWAL_bytes/txn\tfull_pages/txn\tWAL_records/txn\n' >"$OUT/wal.tsv"
 problems=()
 started=$SECONDS
 
@@ -114,8 +117,9 @@ run() {
   [ "$rate" = - ] || tag+="-R${rate}"
   local args=(-n -M prepared -c "$clients" -j "$threads" -T "$BENCH_SECONDS" -l --log-prefix="$OUT/logs/$tag")
   [ "$rate" = - ] || args+=(-R "$rate")
-  q -c "CHECKPOINT" -c "SELECT pg_stat_statements_reset()" >/dev/null
-  local rc=0
+  q -c "CHECKPOINT" -c "SELECT pg_stat_statements_reset()" -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
+  local rc=0 wal_start
+  wal_start=$(q -c "SELECT pg_current_wal_lsn()")
   pgbench "${args[@]}" -f "$PGB/$script" "$@" "$DBURL" >"$OUT/$tag.txt" 2>&1 || rc=$?
   local out="$OUT/$tag.txt"
   local tps txns failed avg
@@ -144,8 +148,17 @@ SELECT :'tag', :'clients', :'rate', :'avg',
   FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 SQL
   fi
-  printf '   %-24s tps %-10s txns %-7s failed %-3s p99 %s ms\n' "$tag" "${tps:--}" "$TXNS" "${failed:-?}" \
-    "$(tail -1 "$RESULTS" | cut -f8)"
+  # WAL per transaction (all of the server's, so a purge running beside counts too) and the share
+  # of it that is full-page images: the first change of a page after a checkpoint logs the page.
+  local wal="- - -"
+  if [ "$TXNS" -gt 0 ]; then
+    wal=$(q -F ' ' -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal_start') / $TXNS),
+                              round(wal_fpi::numeric / $TXNS, 2), round(wal_records::numeric / $TXNS, 1) FROM pg_stat_wal")
+  fi
+  printf '%s\t%s\n' "$tag" "${wal// /$'\t'}" >>"$OUT/wal.tsv"
+  read -r wal_bytes wal_fpi wal_records <<<"$wal"
+  printf '   %-24s tps %-10s txns %-7s failed %-3s p99 %s ms  WAL %s B/txn (%s records, %s full pages)\n' "$tag" \
+    "${tps:--}" "$TXNS" "${failed:-?}" "$(tail -1 "$RESULTS" | cut -f8)" "$wal_bytes" "$wal_records" "$wal_fpi"
 }
 
 # expect WHAT GOT WANT: records a problem when a post-run check does not hold.
@@ -167,6 +180,20 @@ peer_new_key() {
 
 # Fencing tokens issued so far (one global sequence: each acquired or resumed attempt takes one).
 tokens_issued() { q -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM idem.fencing_token_seq"; }
+
+# The bound on any implementation of the new-key flow: its five statements, the key's two doing nothing.
+ceiling_new_key() {
+  clear_tables
+  run ceiling_new_key ceiling_new_key.sql "$@"
+  expect "ceiling_new_key $1 clients: orders written = transactions" "$(q -c "SELECT count(*) FROM bench_orders")" "$TXNS"
+}
+
+# The bound on any audited replay: its one write (a row naming the key) and the commit.
+ceiling_replay() {
+  q -c "TRUNCATE bench_replay_ceiling" >/dev/null
+  run ceiling_replay ceiling_replay.sql "$@" -D replay_keys="$BENCH_REPLAY_KEYS"
+  expect "ceiling_replay $1 clients: rows written = transactions" "$(q -c "SELECT count(*) FROM bench_replay_ceiling")" "$TXNS"
+}
 
 floor() {
   clear_tables
@@ -240,6 +267,8 @@ new_key 1 -
 new_key "$BENCH_CLIENTS" -
 peer_new_key 1 -
 peer_new_key "$BENCH_CLIENTS" -
+ceiling_new_key 1 -
+ceiling_new_key "$BENCH_CLIENTS" -
 floor "$BENCH_CLIENTS" "$BENCH_RATE"
 new_key "$BENCH_CLIENTS" "$BENCH_RATE"
 # The same fixed-rate new keys while purge_expired drains BENCH_PURGE_KEYS expired records: as
@@ -272,10 +301,14 @@ replay "$BENCH_CLIENTS" -
 # The replay's hand-written peer, audited like ours (one audit row per replay).
 run peer_replay peer_replay.sql 1 - -D replay_keys="$BENCH_REPLAY_KEYS"
 run peer_replay peer_replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
+ceiling_replay 1 -
+ceiling_replay "$BENCH_CLIENTS" -
 # The replay's peer: the same replays with idem.audit_replays off (no audit row).
 PGOPTIONS="-c idem.audit_replays=off" run replay_noaudit replay.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 # ... and the unaudited replay's: a bare primary-key read of the same stored response.
 run pk_read pk_read.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
+# ... and the same read of a request that carries its payload (built as replay.sql builds it).
+run pk_read_payload pk_read_payload.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 contended 1 -
 contended "$BENCH_CLIENTS" -
 # 0.2.0: the audit row and the state machine trigger, each beside its peer in this run.
@@ -299,6 +332,8 @@ awk -F '\t' '$3 == "-" && ($1 ~ /^(floor|new_key)/) {
     sum = $5 + $6 + $7
     printf "%-14s %7.3f %8.3f %8.3f %9.3f %9.3f %10.3f\n", $1, $4, $5, $6, $7, sum, $4 - sum }' "$OUT/breakdown.tsv"
 echo "rest = BEGIN + COMMIT (WAL flush) + round trips + pgbench + waiting for a CPU (more clients than cores)"
+echo "WAL per transaction (each run starts after a CHECKPOINT, so first changes of pages log full pages):"
+awk -F '\t' '{ printf "  %-30s %14s %15s %16s\n", $1, $2, $3, $4 }' "$OUT/wal.tsv"
 
 # ---- summary ----------------------------------------------------------------------------------
 step "summary (BENCH_SECONDS=$BENCH_SECONDS; ratio = tps / floor tps, or p99 / floor p99 at a fixed rate)"
@@ -314,7 +349,9 @@ awk -F '\t' '
     }
   }' "$RESULTS" | tee "$OUT/summary.txt"
 echo "peers: new_key vs peer_new_key and replay vs peer_replay (the hand-written table of bench/pgbench/peer_setup.sql),"
-echo "replay vs replay_noaudit (idem.audit_replays off) vs pk_read (a bare primary-key read of the stored response),"
+echo "replay vs replay_noaudit (idem.audit_replays off) vs pk_read (a bare primary-key read of the stored response)"
+echo "and pk_read_payload (the same read of a request carrying its payload), the bounds ceiling_new_key (new_key's"
+echo "five statements with acquire and complete doing nothing) and ceiling_replay (an audited replay's one write),"
 echo "new_key vs new_key_noaudit (audit append"
 echo "swapped for a no-op in the bench database), status_guarded vs status_plain (the trigger + its log row)"
 if [ -s "$OUT/contended-mix.txt" ]; then

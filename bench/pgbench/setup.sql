@@ -11,6 +11,9 @@ CREATE TABLE bench_orders (
   created_at   timestamptz NOT NULL DEFAULT now()
 );
 
+-- What ceiling_replay.sql writes: the one row an audited replay must add, without indexes.
+CREATE TABLE bench_replay_ceiling (client_key text NOT NULL, at timestamptz NOT NULL DEFAULT now());
+
 -- An order request body of about 200 bytes: nested object, an array of line items, non-ASCII,
 -- decimal prices. STABLE, not IMMUTABLE: its body uses text || numeric (stable), and the planner
 -- inlines a SQL function only when the body is no more volatile than declared. Not inlined, it
