@@ -7,9 +7,10 @@
 -- 300,000 records: _bt_first under the join's index scan 28 % of its samples). Now the scan that
 -- chooses the candidates keeps each one's ctid, and the DELETE fetches the rows there (a TID
 -- scan), checking the key as well. Same candidates, same order, same locks, same 500-lock budget,
--- same answers; one difference: a record whose row was rewritten between the scan and its lock
--- (a resume, a takeover, a second purge that lost the race) is passed over in this call even when
--- its new version is still history, and purged by the next. Measured: 79,000 -> 108,000 records/s
+-- same answers; one difference: a record whose row was rewritten after the candidate scan's
+-- snapshot was taken and before its lock (a late complete, a takeover, another purge and a new
+-- acquire; with a long backlog ahead of it in the scan, tens of milliseconds) is passed over in
+-- this call even when its new version is still history, and purged by the next. Measured: 79,000 -> 108,000 records/s
 -- for one session (200,000 records, calls of 500).
 \echo Use "ALTER EXTENSION pg_idempotency UPDATE TO '0.3.4'" to load this file. \quit
 
@@ -77,8 +78,8 @@ BEGIN
     -- lock was taken: it deletes those still history, raising their retired generations; it never
     -- waits. Each row is fetched where the scan read it (a TID scan, no primary-key probe: 0.3.3's
     -- probes were a quarter of the purge's time); the key is compared too, since a slot can hold
-    -- another row by now. A version written between the scan and the lock is not visible at that
-    -- place any more: the record is passed over like one that is no longer history (its lock goes
+    -- another row by now. A version written after the scan's snapshot and before the lock is not
+    -- visible at that place any more: the record is passed over like one that is no longer history (its lock goes
     -- back), and the next call finds it by purge_after again.
     WITH gone AS (
       DELETE FROM idem.keys k
