@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Index entries one purge_expired call reads (keys_purge_after_idx, keys_pkey) and index scans it
-# starts, on 0.3.2 and 0.3.3, with FILLER records due by purge_after but not history (expires_at in
+# starts, on ATTACK_OLD and ATTACK_NEW (lib.sh), with FILLER records due by purge_after but not history (expires_at in
 # the future) ahead of DUE history records. Run after scenarios.sh created the databases (KEEP_DB).
-PGURL_BASE=${PGURL_BASE:-postgresql://postgres@127.0.0.1:54320}
-for ver in 032 033; do
+cd "$(dirname "$0")" && . ./lib.sh
+for ver in "${ATTACK_OLD//./}" "${ATTACK_NEW//./}"; do
   for due in 0 3 600; do
     for batch in 5 500; do
-      psql -X -q -At "$PGURL_BASE/atk_purge_$ver" <<SQL
+      psql -X -q -At "$PGURL_BASE/${ATTACK_PREFIX}_$ver" <<SQL
 \set SHOW_CONTEXT never
 DELETE FROM idem.keys WHERE tenant_id <> 'filler'; TRUNCATE idem.retired_keys;
 SELECT public.mk_hist('t1', 'due-key-' || lpad(i::text, 10, '0')) FROM generate_series(1, $due) i \g /dev/null

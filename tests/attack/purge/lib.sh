@@ -1,10 +1,14 @@
 # Helpers for the purge_expired attack scripts: several psql sessions driven from bash, run once
-# against a 0.3.2 database and once against a 0.3.3 database (VERSION picks which).
+# against a database of ATTACK_OLD and once against one of ATTACK_NEW (VERSION picks which).
 # `run S sql` sends and waits; `send S sql` sends without waiting; `wait_s S` waits for S.
 set -u
 PGURL_BASE=${PGURL_BASE:-postgresql://postgres@127.0.0.1:54320}
 declare -A FD SEQ POS
-WORK=$(mktemp -d /tmp/atk_purge.XXXXXX)
+# The two versions compared and the name prefix of databases, roles and prepared transactions.
+ATTACK_OLD=${ATTACK_OLD:-0.3.2}
+ATTACK_NEW=${ATTACK_NEW:-0.3.3}
+ATTACK_PREFIX=${ATTACK_PREFIX:-atk_purge}
+WORK=$(mktemp -d /tmp/$ATTACK_PREFIX.XXXXXX)
 psql_admin() { psql -X -q -At "$PGURL_BASE/postgres" -c "$1"; }
 q() { psql -X -q -At "$PGURL_BASE/$DB" -c "$1" 2>&1; }
 setup_db() {  # setup_db DB VERSION

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# purge_expired attack scenarios, each run against 0.3.2 and 0.3.3; transcripts and a diff in $OUT.
+# purge_expired attack scenarios, each run against ATTACK_OLD and ATTACK_NEW (lib.sh; 0.3.2 and 0.3.3
+# unless set); transcripts and a diff in $OUT.
 # Usage: tests/attack/purge/scenarios.sh [scenario-name ...]   (default: all)
-cd "$(dirname "$0")" && . ./lib.sh
-OUT=${OUT:-/tmp/atk_purge_out}; mkdir -p "$OUT"
+cd "$(dirname "${BASH_SOURCE[0]}")" && . ./lib.sh
+OUT=${OUT:-/tmp/${ATTACK_PREFIX}_out}; mkdir -p "$OUT"
 FILLER=${FILLER:-300000}   # non-history rows due by purge_after ahead of everything: the scan window
 
 reset() {
@@ -199,7 +200,7 @@ s06_window_acquirer() {
     run P "SELECT public.locks() AS purge_txn_locks;"
     collect A
     if [ $v = acquire_prepare ]; then
-      run P "PREPARE TRANSACTION 'atk_purge_p3';"; run C "SELECT public.locks() AS while_prepared;"; run P "COMMIT PREPARED 'atk_purge_p3';"
+      run P "PREPARE TRANSACTION '${ATTACK_PREFIX}_p3';"; run C "SELECT public.locks() AS while_prepared;"; run P "COMMIT PREPARED '${ATTACK_PREFIX}_p3';"
     else run P "COMMIT;"; fi
     window_report P b_commit
     run C "SELECT public.locks(), public.waiting(); SELECT * FROM public.st('t1'); SELECT * FROM public.ret('t1');"
@@ -288,19 +289,19 @@ s09_checkpointed() {
 }
 
 s10_bound_role() {
-  psql_admin "DROP ROLE IF EXISTS atk_purge_bound" >/dev/null 2>&1; psql_admin "DROP ROLE IF EXISTS atk_purge_svc" >/dev/null 2>&1
-  psql_admin "CREATE ROLE atk_purge_bound LOGIN IN ROLE idem_operator, idem_service; CREATE ROLE atk_purge_svc LOGIN IN ROLE idem_service;"
-  q "SELECT idem.bind_tenant('atk_purge_bound', 't1');"
+  psql_admin "DROP ROLE IF EXISTS ${ATTACK_PREFIX}_bound" >/dev/null 2>&1; psql_admin "DROP ROLE IF EXISTS ${ATTACK_PREFIX}_svc" >/dev/null 2>&1
+  psql_admin "CREATE ROLE ${ATTACK_PREFIX}_bound LOGIN IN ROLE idem_operator, idem_service; CREATE ROLE ${ATTACK_PREFIX}_svc LOGIN IN ROLE idem_service;"
+  q "SELECT idem.bind_tenant('${ATTACK_PREFIX}_bound', 't1');"
   hist bound-key-0000001; hist bound-key-0000002
-  echo "--- bound operator:"; psql -X -At -v VERBOSITY=terse "postgresql://atk_purge_bound@127.0.0.1:54320/$DB" -c "SELECT idem.purge_expired(10);" -c "SELECT idem.purge_expired(NULL);" 2>&1 | sed 's/^/    /'
+  echo "--- bound operator:"; psql -X -At -v VERBOSITY=terse "postgresql://${ATTACK_PREFIX}_bound@127.0.0.1:54320/$DB" -c "SELECT idem.purge_expired(10);" -c "SELECT idem.purge_expired(NULL);" 2>&1 | sed 's/^/    /'
   q "SELECT count(*) AS left_after_bound_call, public.locks() FROM idem.keys WHERE tenant_id = 't1'"
-  echo "--- unbound service role:"; psql -X -At -v VERBOSITY=terse "postgresql://atk_purge_svc@127.0.0.1:54320/$DB" -c "SELECT idem.purge_expired(10);" 2>&1 | sed 's/^/    /'
-  echo "--- PUBLIC role:"; psql_admin "DROP ROLE IF EXISTS atk_purge_pub" >/dev/null 2>&1; psql_admin "CREATE ROLE atk_purge_pub LOGIN"
-  psql -X -At -v VERBOSITY=terse "postgresql://atk_purge_pub@127.0.0.1:54320/$DB" -c "SELECT idem.purge_expired(10);" 2>&1 | sed 's/^/    /'
+  echo "--- unbound service role:"; psql -X -At -v VERBOSITY=terse "postgresql://${ATTACK_PREFIX}_svc@127.0.0.1:54320/$DB" -c "SELECT idem.purge_expired(10);" 2>&1 | sed 's/^/    /'
+  echo "--- PUBLIC role:"; psql_admin "DROP ROLE IF EXISTS ${ATTACK_PREFIX}_pub" >/dev/null 2>&1; psql_admin "CREATE ROLE ${ATTACK_PREFIX}_pub LOGIN"
+  psql -X -At -v VERBOSITY=terse "postgresql://${ATTACK_PREFIX}_pub@127.0.0.1:54320/$DB" -c "SELECT idem.purge_expired(10);" 2>&1 | sed 's/^/    /'
   q "DELETE FROM idem.tenant_bindings" >/dev/null
-  for r in atk_purge_bound atk_purge_svc atk_purge_pub; do psql_admin "DROP OWNED BY $r" >/dev/null 2>&1; done
-  psql -X -q "$PGURL_BASE/$DB" -c "DROP OWNED BY atk_purge_bound, atk_purge_svc, atk_purge_pub" >/dev/null 2>&1
-  psql_admin "DROP ROLE atk_purge_bound; DROP ROLE atk_purge_svc; DROP ROLE atk_purge_pub" 2>&1
+  for r in ${ATTACK_PREFIX}_bound ${ATTACK_PREFIX}_svc ${ATTACK_PREFIX}_pub; do psql_admin "DROP OWNED BY $r" >/dev/null 2>&1; done
+  psql -X -q "$PGURL_BASE/$DB" -c "DROP OWNED BY ${ATTACK_PREFIX}_bound, ${ATTACK_PREFIX}_svc, ${ATTACK_PREFIX}_pub" >/dev/null 2>&1
+  psql_admin "DROP ROLE ${ATTACK_PREFIX}_bound; DROP ROLE ${ATTACK_PREFIX}_svc; DROP ROLE ${ATTACK_PREFIX}_pub" 2>&1
 }
 
 s11_rollback() {
@@ -324,21 +325,21 @@ s11_rollback() {
 s12_prepare() {
   start P; start P2; start B; start C
   for i in 1 2 3 4 5; do hist "pp-key-00000000$i" 1 "$((10 - i)) minutes"; done
-  run P "BEGIN; SELECT idem.purge_expired(3) AS removed; PREPARE TRANSACTION 'atk_purge_p1';"
+  run P "BEGIN; SELECT idem.purge_expired(3) AS removed; PREPARE TRANSACTION '${ATTACK_PREFIX}_p1';"
   run C "SELECT public.locks();"
   run B "$(acq_show pp-key-000000001 "")"
   run B "$(acq pp-key-000000004 "" 1)"
   run P2 "BEGIN; SELECT idem.purge_expired(10) AS p2_removed; SELECT public.locks(); COMMIT;"
   run C "SELECT public.locks(), public.waiting();"
-  run P "COMMIT PREPARED 'atk_purge_p1';"
+  run P "COMMIT PREPARED '${ATTACK_PREFIX}_p1';"
   run C "SELECT public.locks(); SELECT * FROM public.st('t1'); SELECT * FROM public.ret('t1');"
   run B "$(acq_show pp-key-000000001 "")"
   echo "## a prepared acquirer holding an expired key: purge passes over it without waiting"
   reset; hist pp-key-000000001 2
-  run B "BEGIN; $(acq pp-key-000000001 ", lease => '10 milliseconds', ttl => '10 milliseconds'" 2) PREPARE TRANSACTION 'atk_purge_p2';"
+  run B "BEGIN; $(acq pp-key-000000001 ", lease => '10 milliseconds', ttl => '10 milliseconds'" 2) PREPARE TRANSACTION '${ATTACK_PREFIX}_p2';"
   run B "SELECT pg_sleep(0.1);"
   run P "BEGIN; SELECT idem.purge_expired(10) AS removed; SELECT public.locks(); COMMIT;"
-  run B "ROLLBACK PREPARED 'atk_purge_p2';"
+  run B "ROLLBACK PREPARED '${ATTACK_PREFIX}_p2';"
   run P "SELECT idem.purge_expired(10) AS removed_after; SELECT public.locks(); SELECT * FROM public.ret('t1');"
   stop_all
 }
@@ -464,25 +465,38 @@ s17_passed_lock_hold() {
   stop_all
 }
 
-ALL="s01_batch_bounds s02_acquire_vs_purge s03_own_transaction s04_concurrent_purges s05_window_purge_vs_purge s06_window_acquirer s07_isolation_levels s08_due_but_not_history s09_checkpointed s10_bound_role s11_rollback s12_prepare s13_forget s14_abandoned s15_three_sessions s16_rr_second_round s17_passed_lock_hold"
-LIST=${*:-$ALL}
-for ver in 0.3.2 0.3.3; do
-  DB=atk_purge_${ver//./}
-  if [ "${KEEP_DB:-}" = "" ] || [ "$(psql_admin "SELECT count(*) FROM pg_database WHERE datname = '$DB'")" = 0 ]; then
-    setup_db "$DB" "$ver"
-    psql -X -q "$PGURL_BASE/$DB" -c "CREATE TABLE public.marks (what text, at timestamptz)" \
-      -c "INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme, caller_id, resource, client_key, lease_interval, ttl, response_status, response_headers, response_body, created_at, resolved_at, expires_at, attempted_at)
-          SELECT 'filler', idem.scope_digest('filler', '', '', ('filler-key-' || lpad(i::text, 10, '0'))), 'resolved', nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', ('filler-key-' || lpad(i::text, 10, '0')), '30 seconds', '1 day', 200, '{}', '', now() - interval '2 days', now(), now() + interval '30 days', now() - interval '2 days' FROM generate_series(1, $FILLER) i" \
-      -c "VACUUM ANALYZE idem.keys" >/dev/null
-  fi
-  for s in $LIST; do
-    reset
-    echo "== $s on $ver" >&2
-    { echo "==== $s ($ver)"; $s; } >"$OUT/$s.$ver.txt" 2>&1
-    stop_all
+# run_scenarios LIST [EXTRA_NORM]: each scenario of LIST against ATTACK_OLD and ATTACK_NEW, in the
+# databases ${ATTACK_PREFIX}_<version> (made when missing or unless KEEP_DB), then a diff of the two
+# transcripts, normalized (timings, tokens, times, and EXTRA_NORM's sed expression).
+run_scenarios() {
+  local list=$1 extra=${2:-s/^//} ver s
+  for ver in "$ATTACK_OLD" "$ATTACK_NEW"; do
+    DB=${ATTACK_PREFIX}_${ver//./}
+    if [ "${KEEP_DB:-}" = "" ] || [ "$(psql_admin "SELECT count(*) FROM pg_database WHERE datname = '$DB'")" = 0 ]; then
+      setup_db "$DB" "$ver"
+      psql -X -q "$PGURL_BASE/$DB" -c "CREATE TABLE public.marks (what text, at timestamptz)" \
+        -c "INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme, caller_id, resource, client_key, lease_interval, ttl, response_status, response_headers, response_body, created_at, resolved_at, expires_at, attempted_at)
+            SELECT 'filler', idem.scope_digest('filler', '', '', ('filler-key-' || lpad(i::text, 10, '0'))), 'resolved', nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', ('filler-key-' || lpad(i::text, 10, '0')), '30 seconds', '1 day', 200, '{}', '', now() - interval '2 days', now(), now() + interval '30 days', now() - interval '2 days' FROM generate_series(1, $FILLER) i" \
+        -c "VACUUM ANALYZE idem.keys" >/dev/null
+    fi
+    for s in $list; do
+      reset
+      echo "== $s on $ver" >&2
+      { echo "==== $s ($ver)"; $s; } >"$OUT/$s.$ver.txt" 2>&1
+      stop_all
+    done
   done
-done
-for s in $LIST; do
-  norm() { sed -E -e 's/ms=[0-9-]+/ms=N/g' -e 's/attempt [0-9]+/attempt N/g' -e 's/\((0\.3\.[23])\)//' -e 's/at [0-9]{4}-[0-9: .+-]+/at TS/g' "$1"; }
-  if diff <(norm "$OUT/$s.0.3.2.txt") <(norm "$OUT/$s.0.3.3.txt") >"$OUT/$s.diff"; then echo "$s: same"; rm -f "$OUT/$s.diff"; else echo "$s: DIFFERS (see $OUT/$s.diff)"; fi
-done
+  norm() { sed -E -e 's/ms=[0-9-]+/ms=N/g' -e 's/attempt [0-9]+/attempt N/g' -e "s/\\(($ATTACK_OLD|$ATTACK_NEW)\\)//" \
+                  -e 's/at [0-9]{4}-[0-9: .+-]+/at TS/g' -e "$extra" "$1"; }
+  for s in $list; do
+    if diff <(norm "$OUT/$s.$ATTACK_OLD.txt") <(norm "$OUT/$s.$ATTACK_NEW.txt") >"$OUT/$s.diff"; then
+      echo "$s: same"; rm -f "$OUT/$s.diff"
+    else
+      echo "$s: DIFFERS (see $OUT/$s.diff)"
+    fi
+  done
+}
+
+[ -n "${SCEN_LIB_ONLY:-}" ] && return 0
+ALL="s01_batch_bounds s02_acquire_vs_purge s03_own_transaction s04_concurrent_purges s05_window_purge_vs_purge s06_window_acquirer s07_isolation_levels s08_due_but_not_history s09_checkpointed s10_bound_role s11_rollback s12_prepare s13_forget s14_abandoned s15_three_sessions s16_rr_second_round s17_passed_lock_hold"
+run_scenarios "${*:-$ALL}"

@@ -6,8 +6,8 @@
 # no key lock may be left, no one may have waited on a lock for long.
 cd "$(dirname "$0")" && . ./lib.sh
 SECONDS_EACH=${SECONDS_EACH:-15}
-for ver in 0.3.2 0.3.3; do
-  DB=atk_purge_stress_${ver//./}
+for ver in "$ATTACK_OLD" "$ATTACK_NEW"; do
+  DB=${ATTACK_PREFIX}_stress_${ver//./}
   setup_db "$DB" "$ver"
   q "CREATE TABLE public.acq_log (client_key text, generation integer, attempt bigint); CREATE TABLE public.errs (who text, state text, msg text);" >/dev/null
   acquirer() {

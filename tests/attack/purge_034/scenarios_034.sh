@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Scenarios aimed at 0.3.4's ctid DELETE (s18..s23), each run against 0.3.3 and 0.3.4 in the
-# databases scenarios.sh creates (atk_p034_033 / atk_p034_034, created here when missing).
+# Scenarios aimed at 0.3.4's ctid DELETE (s18..s22), each run against 0.3.3 and 0.3.4 in the
+# databases ../purge/scenarios.sh creates with the same settings (atk_p034_033 / atk_p034_034,
+# created here when missing).
 # Usage: tests/attack/purge_034/scenarios_034.sh [scenario-name ...]   (default: all)
-cd "$(dirname "$0")" && SCEN_LIB_ONLY=1 . ./scenarios.sh
+export ATTACK_OLD=${ATTACK_OLD:-0.3.3} ATTACK_NEW=${ATTACK_NEW:-0.3.4} ATTACK_PREFIX=${ATTACK_PREFIX:-atk_p034}
+SCEN_LIB_ONLY=1 . "$(dirname "$0")/../purge/scenarios.sh"
 
 # where a record's row is, and what its page says about that line pointer
 # (lp_flags 0 unused, 1 normal, 2 redirect, 3 dead; infomask2 0x4000 HOT_UPDATED, 0x8000 HEAP_ONLY)
@@ -265,25 +267,5 @@ s22_purges_and_acquirers() {
 }
 
 ALL="s18_rewrite_window s19_slot_reuse s19b_key_check s20_own_savepoints s21_isolation_rewrites s22_purges_and_acquirers"
-LIST=${*:-$ALL}
 export KEEP_DB=1
-for ver in 0.3.3 0.3.4; do
-  DB=atk_p034_${ver//./}
-  if [ "$(psql_admin "SELECT count(*) FROM pg_database WHERE datname = '$DB'")" = 0 ]; then
-    setup_db "$DB" "$ver"
-    psql -X -q "$PGURL_BASE/$DB" -c "CREATE TABLE public.marks (what text, at timestamptz)" \
-      -c "INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme, caller_id, resource, client_key, lease_interval, ttl, response_status, response_headers, response_body, created_at, resolved_at, expires_at, attempted_at)
-          SELECT 'filler', idem.scope_digest('filler', '', '', ('filler-key-' || lpad(i::text, 10, '0'))), 'resolved', nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', ('filler-key-' || lpad(i::text, 10, '0')), '30 seconds', '1 day', 200, '{}', '', now() - interval '2 days', now(), now() + interval '30 days', now() - interval '2 days' FROM generate_series(1, $FILLER) i" \
-      -c "VACUUM ANALYZE idem.keys" >/dev/null
-  fi
-  for s in $LIST; do
-    reset
-    echo "== $s on $ver" >&2
-    { echo "==== $s ($ver)"; $s; } >"$OUT/$s.$ver.txt" 2>&1
-    stop_all
-  done
-done
-for s in $LIST; do
-  norm() { sed -E -e 's/ms=[0-9-]+/ms=N/g' -e 's/attempt [0-9]+/attempt N/g' -e 's/\((0\.3\.[34])\)//' -e 's/at [0-9]{4}-[0-9: .+-]+/at TS/g' -e 's/\([0-9]+,[0-9]+\)/(B,O)/g' "$1"; }
-  if diff <(norm "$OUT/$s.0.3.3.txt") <(norm "$OUT/$s.0.3.4.txt") >"$OUT/$s.diff"; then echo "$s: same"; rm -f "$OUT/$s.diff"; else echo "$s: DIFFERS (see $OUT/$s.diff)"; fi
-done
+run_scenarios "${*:-$ALL}" 's/\([0-9]+,[0-9]+\)/(B,O)/g'

@@ -11,10 +11,11 @@
 #   - committed acquired generations per key not 1, 2, 3, ... in token order,
 #   - a replay of generation g after an acquire of a higher generation had been logged 100 ms before,
 #   - key locks left.
-cd "$(dirname "$0")" && . ./lib.sh
+export ATTACK_OLD=${ATTACK_OLD:-0.3.3} ATTACK_NEW=${ATTACK_NEW:-0.3.4} ATTACK_PREFIX=${ATTACK_PREFIX:-atk_p034}
+cd "$(dirname "$0")/../purge" && . ./lib.sh
 SECONDS_EACH=${SECONDS_EACH:-20}
-for ver in ${VERSIONS:-0.3.3 0.3.4}; do
-  DB=atk_p034_stress2_${ver//./}
+for ver in "$ATTACK_OLD" "$ATTACK_NEW"; do
+  DB=${ATTACK_PREFIX}_stress2_${ver//./}
   setup_db "$DB" "$ver"
   q "ALTER TABLE idem.keys SET (fillfactor = 50);
      CREATE TABLE public.acq_log (client_key text, generation integer, attempt bigint, at timestamptz DEFAULT clock_timestamp());
