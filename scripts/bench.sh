@@ -287,7 +287,7 @@ purge_under_load() {
   q -c "CALL $procedure($rate, $batch)" >"$OUT/$name.txt" 2>&1 &
   local purging=$!
   run "$name" new_key.sql "$BENCH_CLIENTS" "$BENCH_RATE"
-  wait "$purging" || problems+=("bench_purge_all($rate) failed: $OUT/$name.txt")
+  wait "$purging" || problems+=("$procedure($rate, $batch) failed: $OUT/$name.txt")
   local figures purged purge_s purge_rate
   figures=$(q -F ' ' -c "SELECT records, round(seconds::numeric, 1), round(records / nullif(seconds, 0)) FROM bench_purge_runs ORDER BY ctid DESC LIMIT 1")
   read -r purged purge_s purge_rate <<<"$figures"
