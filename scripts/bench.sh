@@ -274,20 +274,20 @@ new_key "$BENCH_CLIENTS" "$BENCH_RATE"
 # The same fixed-rate new keys while purge_expired drains BENCH_PURGE_KEYS expired records: as
 # fast as one session purges (500 a call), then paced to BENCH_PURGE_RATE records/s in calls of
 # BENCH_PURGE_BATCH (what an operator runs beside traffic, docs/sql-api.md, purge_expired).
-# purge_under_load NAME RATE BATCH [PROCEDURE]: PROCEDURE bench_purge_all (ours) or bench_delete_all
-# (the peer: a bare batched DELETE of a copy of the same records).
+# purge_under_load NAME RATE BATCH [BARE]: BARE true for the peer, a bare batched DELETE of a copy
+# of the same records (bench_purge_all's p_bare).
 purge_under_load() {
-  local name=$1 rate=$2 batch=$3 procedure=${4:-bench_purge_all}
+  local name=$1 rate=$2 batch=$3 bare=${4:-false}
   clear_tables
   q -c "TRUNCATE bench_expired_peer" -c "CALL bench_expired_records(${BENCH_PURGE_KEYS:-300000})" >/dev/null
-  if [ "$procedure" = bench_delete_all ]; then
+  if [ "$bare" = true ]; then
     q -c "INSERT INTO bench_expired_peer SELECT * FROM idem.keys WHERE tenant_id = 'aged'" >/dev/null
   fi
   q -c "VACUUM ANALYZE idem.keys" -c "VACUUM ANALYZE bench_expired_peer" >/dev/null
-  q -c "CALL $procedure($rate, $batch)" >"$OUT/$name.txt" 2>&1 &
+  q -c "CALL bench_purge_all($rate, $batch, $bare)" >"$OUT/$name.txt" 2>&1 &
   local purging=$!
   run "$name" new_key.sql "$BENCH_CLIENTS" "$BENCH_RATE"
-  wait "$purging" || problems+=("$procedure($rate, $batch) failed: $OUT/$name.txt")
+  wait "$purging" || problems+=("bench_purge_all($rate, $batch, $bare) failed: $OUT/$name.txt")
   local figures purged purge_s purge_rate
   figures=$(q -F ' ' -c "SELECT records, round(seconds::numeric, 1), round(records / nullif(seconds, 0)) FROM bench_purge_runs ORDER BY ctid DESC LIMIT 1")
   read -r purged purge_s purge_rate <<<"$figures"
@@ -299,8 +299,8 @@ purge_under_load() {
 purge_under_load new_key_purging NULL 500
 purge_under_load new_key_purge_paced "$BENCH_PURGE_RATE" "$BENCH_PURGE_BATCH"
 # Their peers, the ceiling of any purge: the same records deleted by a bare batched DELETE.
-purge_under_load new_key_deleting NULL 500 bench_delete_all
-purge_under_load new_key_delete_paced "$BENCH_PURGE_RATE" "$BENCH_PURGE_BATCH" bench_delete_all
+purge_under_load new_key_deleting NULL 500 true
+purge_under_load new_key_delete_paced "$BENCH_PURGE_RATE" "$BENCH_PURGE_BATCH" true
 clear_tables
 echo "   resolving $BENCH_REPLAY_KEYS keys for the replay workload"
 q -c "CALL bench_populate_replay($BENCH_REPLAY_KEYS)" -c "CALL peer_populate_replay($BENCH_REPLAY_KEYS)" \

@@ -100,36 +100,29 @@ BEGIN
          convert_to('{"order_id":"ord-aged-' || i || '","status":"created"}', 'UTF8'), 'ord-aged-' || i
     FROM generate_series(1, n) i;
 END $$;
--- p_rate: records per second to keep to (sleeping between calls), NULL for as fast as it goes;
--- p_batch: records per call (each call commits).
-CREATE PROCEDURE bench_purge_all(p_rate integer DEFAULT NULL, p_batch integer DEFAULT 500) LANGUAGE plpgsql AS $$
-DECLARE v_total bigint := 0; v_n integer; v_start timestamptz := clock_timestamp(); v_ahead float8;
-BEGIN
-  LOOP
-    v_n := idem.purge_expired(p_batch);
-    v_total := v_total + v_n;
-    COMMIT;
-    EXIT WHEN v_n = 0;
-    v_ahead := v_total::float8 / p_rate - extract(epoch FROM clock_timestamp() - v_start);
-    IF v_ahead > 0 THEN PERFORM pg_sleep(v_ahead); END IF;
-  END LOOP;
-  INSERT INTO bench_purge_runs VALUES (v_total, extract(epoch FROM clock_timestamp() - v_start));
-END $$;
-
 -- The purge's peer beside traffic: the bare batched DELETE of the same expired records, copied
 -- into a plain table with a primary key and an index on expires_at (what a hand-written store
--- has): no lock, no generation kept. Paced and counted as bench_purge_all is.
+-- has): no lock, no generation kept.
 CREATE TABLE bench_expired_peer AS SELECT * FROM idem.keys WHERE false;
 ALTER TABLE bench_expired_peer ADD PRIMARY KEY (tenant_id, scope_digest);
 CREATE INDEX ON bench_expired_peer (expires_at);
-CREATE PROCEDURE bench_delete_all(p_rate integer DEFAULT NULL, p_batch integer DEFAULT 500) LANGUAGE plpgsql AS $$
-DECLARE v_total bigint := 0; v_n integer; v_start timestamptz := clock_timestamp(); v_ahead float8; v_now timestamptz;
+CREATE FUNCTION bench_delete_expired(p_batch integer) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE v_n integer; v_now timestamptz := clock_timestamp();  -- a value: the index scan stops at it
+BEGIN
+  DELETE FROM bench_expired_peer p WHERE p.ctid = ANY (ARRAY(
+    SELECT o.ctid FROM bench_expired_peer o WHERE o.expires_at < v_now ORDER BY o.expires_at LIMIT p_batch));
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  RETURN v_n;
+END $$;
+-- p_rate: records per second to keep to (sleeping between calls), NULL for as fast as it goes;
+-- p_batch: records per call (each call commits); p_bare: the peer's bare DELETE instead of
+-- idem.purge_expired.
+CREATE PROCEDURE bench_purge_all(p_rate integer DEFAULT NULL, p_batch integer DEFAULT 500, p_bare boolean DEFAULT false)
+  LANGUAGE plpgsql AS $$
+DECLARE v_total bigint := 0; v_n integer; v_start timestamptz := clock_timestamp(); v_ahead float8;
 BEGIN
   LOOP
-    v_now := clock_timestamp();  -- a value, not a volatile call: the index scan stops at it
-    DELETE FROM bench_expired_peer p WHERE p.ctid = ANY (ARRAY(
-      SELECT o.ctid FROM bench_expired_peer o WHERE o.expires_at < v_now ORDER BY o.expires_at LIMIT p_batch));
-    GET DIAGNOSTICS v_n = ROW_COUNT;
+    v_n := CASE WHEN p_bare THEN bench_delete_expired(p_batch) ELSE idem.purge_expired(p_batch) END;
     v_total := v_total + v_n;
     COMMIT;
     EXIT WHEN v_n = 0;
