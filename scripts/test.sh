@@ -59,17 +59,17 @@ suite() {
   tests_failed=$((tests_failed + f))
   local tally=""
   [ $((p + f)) -gt 0 ] && tally=", $p tests passed, $f failed"
+  local verdict=ok
   if [ "$rc" -eq 0 ]; then
     passed=$((passed + 1))
-    echo "<<< $name: ok ($((SECONDS - start)) s$tally)"
-    report+=("  $name: ok ($((SECONDS - start)) s$tally)")
   else
+    verdict=FAILED
     failed=$((failed + 1))
     failed_names+=("$name")
-    echo "<<< $name: FAILED ($((SECONDS - start)) s$tally)"
-    report+=("  $name: FAILED ($((SECONDS - start)) s$tally)")
-    return 1
   fi
+  echo "<<< $name: $verdict ($((SECONDS - start)) s$tally)"
+  report+=("  $name: $verdict ($((SECONDS - start)) s$tally)")
+  [ "$rc" -eq 0 ]
 }
 
 # Stops the server if this run started it, then prints the summary; fails when a suite failed.
