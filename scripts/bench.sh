@@ -150,7 +150,7 @@ SQL
   fi
   # WAL per transaction (all of the server's, so a purge running beside counts too) and the share
   # of it that is full-page images: the first change of a page after a checkpoint logs the page.
-  local wal="- - -"
+  local wal="- - -" wal_bytes wal_fpi wal_records
   if [ "$TXNS" -gt 0 ]; then
     wal=$(q -F ' ' -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal_start') / $TXNS),
                               round(wal_fpi::numeric / $TXNS, 2), round(wal_records::numeric / $TXNS, 1) FROM pg_stat_wal")
