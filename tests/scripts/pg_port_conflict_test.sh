@@ -61,6 +61,17 @@ $3"; fi
 }
 expect_true() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
 expect_false() { local what=$1; shift; if "$@"; then fail "$what"; else ok "$what"; fi; }
+# wait_for WHAT SECONDS COMMAND...: until COMMAND succeeds, a check that fails after SECONDS (a
+# slow machine is not a failure; a condition that never comes is).
+wait_for() {
+  local what=$1 limit=$2 start=$SECONDS
+  shift 2
+  until "$@"; do
+    [ $((SECONDS - start)) -lt "$limit" ] || { fail "$what (not after $limit s)"; return 1; }
+    sleep 0.1
+  done
+  ok "$what"
+}
 
 # Three free ports: the other cluster's, the fake checkout's, and a spare (our cluster elsewhere,
 # then a program that is not PostgreSQL).
@@ -159,7 +170,7 @@ fi
 rm -f "$MARK"
 PGPORT=$OUR_PORT "$WRAP" wait "$MARK" >"$WORK/wait.out" 2>&1 &
 WAITER_PID=$!
-for _ in $(seq 100); do [ -e "$MARK" ] && break; sleep 0.2; done
+wait_for "the waiting wrapper got our server" 120 test -e "$MARK.sleep"
 kill -TERM "$WAITER_PID"
 wait "$WAITER_PID"; rc=$?
 WAITER_PID=""
@@ -199,15 +210,20 @@ expect_false "nothing listens on $OUR_PORT after pg.sh stop" listening "$OUR_POR
 PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
 if [ -n "$PYTHON" ]; then
   echo "== port $SPARE_PORT held by a program that is not PostgreSQL"
+  # The listener says when it listens (a ready file after listen()): on a loaded machine the
+  # interpreter's start took longer than a fixed wait, and pg.sh then met a free port.
+  rm -f "$WORK/listener.ready"
   "$PYTHON" -c '
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+open(sys.argv[2], "w").close()
 while True:
     c, _ = s.accept(); c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n"); c.close()
-' "$SPARE_PORT" &
+' "$SPARE_PORT" "$WORK/listener.ready" &
   LISTENER_PID=$!
-  for _ in $(seq 50); do listening "$SPARE_PORT" && break; sleep 0.1; done
+  wait_for "the fake listener listens on $SPARE_PORT" 120 test -e "$WORK/listener.ready"
+  expect_true "the fake listener answers on $SPARE_PORT" listening "$SPARE_PORT"
   out=$(PGPORT=$SPARE_PORT "$PGSH" start 2>&1); rc=$?
   sed 's/^/   | /' <<<"$out"
   expect_rc "pg.sh start on a port held by another program" 1 "$rc" "$out"
