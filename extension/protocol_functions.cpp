@@ -38,7 +38,8 @@ const char* decision_name(protocol::Decision d) {
 
 bool bool_arg(FunctionCallInfo fcinfo, int n) { return !PG_ARGISNULL(n) && PG_GETARG_BOOL(n); }
 
-// _decide(status, history, lease_live, own_transaction, has_checkpoint, same_payload) -> text
+// _decide(status, history, lease_live, own_transaction, has_checkpoint, same_payload
+//         [, payload_pinned]) -> text; a schema before 0.3.5 declares six arguments.
 Datum decide(FunctionCallInfo fcinfo) {
   protocol::RecordView r;
   r.status = status_arg(fcinfo);
@@ -47,6 +48,7 @@ Datum decide(FunctionCallInfo fcinfo) {
   r.own_transaction = bool_arg(fcinfo, 3);
   r.has_checkpoint = bool_arg(fcinfo, 4);
   r.same_payload = bool_arg(fcinfo, 5);
+  r.payload_pinned = PG_NARGS() > 6 && bool_arg(fcinfo, 6);
   return datum::text_datum(decision_name(protocol::decide(r)));
 }
 

@@ -96,7 +96,7 @@ const char* broken_key_rule(const Row& r) {
 
 const char* broken_mutation_rule(const Row& r) {
   if (fails(r.text_in("mutation_type", {"create", "capture", "refund", "void"}))) return "mutations_mutation_type_check";
-  if (fails(r.text_in("outcome", {"replay", "mismatch", "in_progress", "checkpoint", "completed", "released",
+  if (fails(r.text_in("outcome", {"replay", "mismatch", "in_progress", "checkpoint", "completed", "released", "abandoned",
                                   "resolved_by_operator"}))) {
     return "mutations_outcome_check";
   }

@@ -1,6 +1,10 @@
-// idem.enforce_transitions(machine, column [, key_column [, on_refusal]]): a BEFORE INSERT OR UPDATE
-// row trigger that makes a user table's status column follow a state machine and logs every
-// transition in idem.transition_log. on_refusal 'raise' (default) fails the statement with
+// idem.enforce_transitions([machine, column [, key_column [, on_refusal]]]): a BEFORE INSERT OR
+// UPDATE row trigger that makes a user table's status column follow a state machine and logs
+// every transition in idem.transition_log. It acts only on a table an operator registered with
+// idem.register_machine_table (the log is written as its owner, so an unregistered table would
+// let any role write trail rows for any tenant), takes the machine and columns from the
+// registration (arguments, when given, must agree with it), and refuses a row of a tenant the
+// session is not bound to. on_refusal 'raise' (default) fails the statement with
 // ERR_INVALID_TRANSITION (and the refusal rolls back with it: only the server log keeps it);
 // 'skip' leaves the row unchanged, lets the statement go on, and logs the refusal, which then
 // commits with the transaction.
@@ -9,7 +13,9 @@
 
 #include "core/error.hpp"
 #include "extension/boundary.hpp"
+#include "extension/hot_path/tenant_check.hpp"
 #include "extension/machine_cache.hpp"
+#include "extension/machine_tables.hpp"
 
 namespace idem {
 namespace {
@@ -36,6 +42,8 @@ Datum row_as_jsonb(HeapTuple tuple, TupleDesc desc) {
 struct LogEntry {
   const char* machine;
   Oid relid;
+  const char* table_name;  // schema-qualified, quoted where needed
+  const char* tenant;
   const char* row_key;  // may be null
   const char* from;     // null for an INSERT
   const char* to;
@@ -55,18 +63,19 @@ void append_log(const LogEntry& e, Oid owner) {
   SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   if (log_plan == nullptr) {
-    Oid types[8] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID};
+    Oid types[10] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID};
     SPIPlanPtr plan = SPI_prepare(
         "INSERT INTO idem.transition_log (machine, relid, table_name, row_key, from_state, to_state, guard_name, "
-        "guard_result, outcome) VALUES ($1, $2, pg_catalog.format('%s', $2::pg_catalog.regclass), $3, $4, $5, $6, $7, $8)",
-        8, types);
+        "guard_result, outcome, tenant_id) VALUES ($1, $2, $9, $3, $4, $5, $6, $7, $8, $10)",
+        10, types);
     if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "pg_idempotency: could not prepare the transition log insert");
     log_plan = plan;
   }
   auto text = [](const char* s) { return s ? CStringGetTextDatum(s) : Datum(0); };
-  Datum values[8] = {text(e.machine), ObjectIdGetDatum(e.relid), text(e.row_key), text(e.from), text(e.to),
-                     text(e.guard_name), BoolGetDatum(e.guard_result == 1), text(e.outcome)};
-  char nulls[9] = "        ";
+  Datum values[10] = {text(e.machine), ObjectIdGetDatum(e.relid), text(e.row_key), text(e.from), text(e.to),
+                      text(e.guard_name), BoolGetDatum(e.guard_result == 1), text(e.outcome), text(e.table_name),
+                      text(e.tenant)};
+  char nulls[11] = "          ";
   if (!e.row_key) nulls[2] = 'n';
   if (!e.from) nulls[3] = 'n';
   if (!e.guard_name) nulls[5] = 'n';
@@ -78,6 +87,22 @@ void append_log(const LogEntry& e, Oid owner) {
   SetUserIdAndSecContext(saved_user, saved_context);
 }
 
+// PostgreSQL only: the session may act for the row's tenant, and on an UPDATE for the old row's
+// too (a row re-labelled to one's own tenant is still another's). Checked as the log's owner:
+// the writing role needs no privilege on our functions (the rule reads session_user).
+void require_row_tenants(TriggerData* td, TupleDesc desc, const char* tenant, int tenant_col, bool is_update, Oid owner) {
+  Oid saved_user;
+  int saved_context;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+  hot::require_tenant(CStringGetTextDatum(tenant));
+  if (is_update) {
+    const char* old_tenant = SPI_getvalue(td->tg_trigtuple, desc, tenant_col);
+    if (old_tenant != nullptr) hot::require_tenant(CStringGetTextDatum(old_tenant));
+  }
+  SetUserIdAndSecContext(saved_user, saved_context);
+}
+
 const char* column_value(HeapTuple tuple, TupleDesc desc, int attnum) {
   return pg::guarded([&] { return SPI_getvalue(tuple, desc, attnum); });
 }
@@ -86,7 +111,8 @@ int column_number(TupleDesc desc, const char* name, const char* what) {
   const int attnum = SPI_fnumber(desc, name);  // only looks the name up: cannot elog
   if (attnum <= 0) {
     throw Error(ErrorCode::ArgumentInvalid, std::string("idem.enforce_transitions: the table has no ") + what + " column \"" + name + "\"",
-                "CREATE TRIGGER ... EXECUTE FUNCTION idem.enforce_transitions('<machine>', '<status column>', '<key column>')");
+                "The table no longer has the column it was registered with: an operator registers it again with "
+                "idem.register_machine_table(table, machine, status column, key column, tenant column).");
   }
   return attnum;
 }
@@ -102,11 +128,10 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
     throw Error(ErrorCode::ArgumentInvalid, "idem.enforce_transitions() must be a BEFORE INSERT OR UPDATE ... FOR EACH ROW trigger");
   }
   const Trigger* trigger = td->tg_trigger;
-  if (trigger->tgnargs < 2 || trigger->tgnargs > 4) {
+  if (trigger->tgnargs == 1 || trigger->tgnargs > 4) {
     throw Error(ErrorCode::ArgumentInvalid,
-                "idem.enforce_transitions takes (machine, status column [, key column [, 'raise' | 'skip']])");
+                "idem.enforce_transitions takes no arguments, or (machine, status column [, key column [, 'raise' | 'skip']])");
   }
-  const char* machine = trigger->tgargs[0];
   const char* mode = trigger->tgnargs > 3 ? trigger->tgargs[3] : "raise";
   const bool skip = std::strcmp(mode, "skip") == 0;
   if (!skip && std::strcmp(mode, "raise") != 0) {
@@ -117,21 +142,55 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
                 "idem.enforce_transitions: a temporary table's transitions would outlive it in the log",
                 "Guard a permanent table.");
   }
+  const Oid owner = machines::log_owner();
+  machines::TableRegistration reg;
+  pg::guarded([&] { machines::read_registration(td->tg_relation, owner, &reg); });
+  if (reg.schema_outdated) {
+    throw Error(ErrorCode::MachineTableUnregistered,
+                std::string("table ") + reg.table_name + " cannot be guarded: the idem schema is older than this library, which guards only registered tables",
+                "Run ALTER EXTENSION pg_idempotency UPDATE (it registers the guarded tables that have a tenant_id column).");
+  }
+  if (!reg.found) {
+    throw Error(ErrorCode::MachineTableUnregistered,
+                std::string("table ") + reg.table_name + " is not registered for idem.enforce_transitions",
+                std::string("An operator registers it: SELECT idem.register_machine_table('") + reg.table_name +
+                    "', '<machine>', '<status column>', '<key column>', '<tenant column>');");
+  }
+  const char* machine = reg.machine;
+  const bool args_agree = trigger->tgnargs == 0 ||
+                          (std::strcmp(trigger->tgargs[0], reg.machine) == 0 && std::strcmp(trigger->tgargs[1], reg.status_column) == 0 &&
+                           (trigger->tgnargs < 3 || std::strcmp(trigger->tgargs[2], reg.key_column) == 0));
+  if (!args_agree) {
+    throw Error(ErrorCode::ArgumentInvalid,
+                std::string("idem.enforce_transitions on ") + reg.table_name + ": the trigger's arguments differ from the registration (machine " +
+                    reg.machine + ", status column " + reg.status_column + ", key column " + reg.key_column + ")",
+                "Create the trigger without arguments (EXECUTE FUNCTION idem.enforce_transitions()), or with the registered ones.");
+  }
   TupleDesc desc = td->tg_relation->rd_att;
-  const int status_col = column_number(desc, trigger->tgargs[1], "status");
+  const int status_col = column_number(desc, reg.status_column, "status");
   if (TupleDescAttr(desc, status_col - 1)->attgenerated != '\0') {
     throw Error(ErrorCode::ArgumentInvalid,
-                std::string("idem.enforce_transitions: status column \"") + trigger->tgargs[1] +
+                std::string("idem.enforce_transitions: status column \"") + reg.status_column +
                     "\" is generated, and a BEFORE trigger sees it before it is computed",
                 "Guard the column the generated one is computed from.");
   }
-  const int key_col = trigger->tgnargs > 2 ? column_number(desc, trigger->tgargs[2], "key") : 0;
+  const int key_col = column_number(desc, reg.key_column, "key");
+  const int tenant_col = column_number(desc, reg.tenant_column, "tenant");
   HeapTuple row = is_update ? td->tg_newtuple : td->tg_trigtuple;
   const char* to = column_value(row, desc, status_col);
   const char* from = is_update ? column_value(td->tg_trigtuple, desc, status_col) : nullptr;
   if (is_update && from != nullptr && to != nullptr && std::strcmp(from, to) == 0) return PointerGetDatum(row);
 
-  LogEntry entry{machine, RelationGetRelid(td->tg_relation), key_col ? column_value(row, desc, key_col) : nullptr,
+  // The row's tenant, old and new: a session bound to tenants writes only their rows' trail.
+  const char* tenant = column_value(row, desc, tenant_col);
+  if (tenant == nullptr) {
+    throw Error(ErrorCode::ArgumentInvalid, std::string("idem.enforce_transitions on ") + reg.table_name + ": tenant column " +
+                                                reg.tenant_column + " is NULL",
+                "Every row of a guarded table names its tenant.");
+  }
+  pg::guarded([&] { require_row_tenants(td, desc, tenant, tenant_col, is_update, owner); });
+
+  LogEntry entry{machine, RelationGetRelid(td->tg_relation), reg.table_name, tenant, column_value(row, desc, key_col),
                  from, to, nullptr, -1, "applied"};
   std::string refusal;
   std::string guard_name;
@@ -160,7 +219,6 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
     throw Error(ErrorCode::InvalidTransition, refusal, "The row keeps its state; read it again before changing it.");
   }
   if (!refusal.empty()) entry.outcome = "skipped";
-  const Oid owner = machines::log_owner();
   pg::guarded([&] { append_log(entry, owner); });
   return refusal.empty() ? PointerGetDatum(row) : PointerGetDatum(nullptr);
 }

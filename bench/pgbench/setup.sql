@@ -63,11 +63,12 @@ CREATE SEQUENCE bench_outcome_other;
 INSERT INTO idem.machine_states VALUES ('bench', 'a', 'bench state a'), ('bench', 'b', 'bench state b');
 INSERT INTO idem.machine_transitions VALUES ('bench', 'a', 'b', NULL, NULL), ('bench', 'b', 'a', NULL, NULL);
 CREATE TABLE bench_status_plain (id int PRIMARY KEY, status text NOT NULL, note text);
-CREATE TABLE bench_status_guarded (id int PRIMARY KEY, status text NOT NULL, note text);
+CREATE TABLE bench_status_guarded (id int PRIMARY KEY, tenant_id text NOT NULL DEFAULT 'bench', status text NOT NULL, note text);
+SELECT idem.register_machine_table('bench_status_guarded', 'bench', 'status', 'id', 'tenant_id');
 CREATE TRIGGER bench_status_guarded_t BEFORE INSERT OR UPDATE OF status ON bench_status_guarded
-  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('bench', 'status', 'id');
+  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
 INSERT INTO bench_status_plain SELECT i, 'a', 'row ' || i FROM generate_series(1, 10000) i;
-INSERT INTO bench_status_guarded SELECT i, 'a', 'row ' || i FROM generate_series(1, 10000) i;
+INSERT INTO bench_status_guarded (id, status, note) SELECT i, 'a', 'row ' || i FROM generate_series(1, 10000) i;
 
 -- The audit row's cost, measured by swapping the append for a no-op in this database only (the
 -- product has no switch to turn the trail off): bench_audit_off() / bench_audit_on().

@@ -18,26 +18,26 @@ namespace {
 constexpr const char* kAcquire = "idem_client_acquire";
 constexpr const char* kComplete = "idem_client_complete";
 constexpr const char* kEmit = "idem_client_emit";
-constexpr const char* kHandlerKey = "idem_client_handler_key";
 constexpr const char* kCheckpoint = "idem_client_checkpoint";
 constexpr const char* kRelease = "idem_client_release";
 
 const std::vector<pg::Statement> kStatements = {
     {kAcquire,
      "SELECT outcome, handle, attempt, recovery_point, recovery_data::text, response_status,"
-     " response_headers::text, response_body, retry_after"
+     " response_headers::text, response_body, retry_after, handler_key"
      " FROM idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5, lease => $6::interval,"
      " ttl => $7::interval, mutation_type => $8)"},
     {kComplete,
      "SELECT idem.complete($1, $2::bigint, $3::integer, $4::jsonb, $5::bytea, $6, $7::jsonb, $8, $9::boolean)"},
     {kEmit, "SELECT idem.emit($1, $2, $3::jsonb, $4)"},
-    {kHandlerKey, "SELECT idem.handler_key($1)"},
     {kCheckpoint, "SELECT idem.checkpoint($1, $2::bigint, $3, $4::jsonb, $5::boolean)"},
-    {kRelease, "SELECT idem.release($1, $2::bigint, $3)"},
+    {kRelease, "SELECT idem.release($1, $2::bigint, $3, $4::boolean)"},
 };
 
 // Columns of kAcquire.
-enum AcquireColumn { kOutcome, kHandle, kToken, kRecoveryPoint, kRecoveryData, kStatus, kHeaders, kBody, kRetryAfter };
+enum AcquireColumn {
+  kOutcome, kHandle, kToken, kRecoveryPoint, kRecoveryData, kStatus, kHeaders, kBody, kRetryAfter, kHandlerKey
+};
 
 // A core error found before anything was sent, as the client's exception.
 ClientError client_error_of(const Error& e) {
@@ -62,7 +62,7 @@ struct Attempt::State {
   std::optional<std::string> recovery_data;
   std::string handle;
   std::int64_t token = 0;
-  std::optional<std::string> handler_key;
+  std::string handler_key;  // given with the lease, never asked for later
   Audit audit;
 };
 
@@ -81,8 +81,7 @@ const std::string& Attempt::handler_key() {
     throw InvalidArgument("ERR_ARGUMENT_INVALID", "IK012",
                           "this request has no Idempotency-Key (allow_missing_key): there is no handler key");
   }
-  if (!state_.handler_key) state_.handler_key = state_.session->exec_prepared(kHandlerKey, {state_.handle}).at(0).at(0);
-  return *state_.handler_key;
+  return state_.handler_key;
 }
 
 void Attempt::record(const Audit& audit) { state_.audit = audit; }
@@ -268,6 +267,9 @@ struct ClientCore {
     state.recovery_point = row.at(kRecoveryPoint);
     state.recovery_data = row.at(kRecoveryData);
     state.handle = row.at(kHandle).value();
+    // The processor key comes with the lease: asked for later, a holder whose lease was taken
+    // over could get the next generation's key.
+    state.handler_key = row.at(kHandlerKey).value_or("");
     state.token = std::stoll(row.at(kToken).value());
   }
 
@@ -406,14 +408,7 @@ const std::optional<std::string>& Lease::recovery_data() const noexcept { return
 const std::string& Lease::handle() const noexcept { return state_->attempt.handle; }
 std::int64_t Lease::fencing_token() const noexcept { return state_->attempt.token; }
 
-const std::string& Lease::handler_key() {
-  if (!state_->attempt.handler_key) {
-    auto c = state_->core->checkout_and([&](pg::Session& s) {
-      state_->attempt.handler_key = s.exec_prepared(kHandlerKey, {state_->attempt.handle}).at(0).at(0);
-    });
-  }
-  return *state_->attempt.handler_key;
-}
+const std::string& Lease::handler_key() const noexcept { return state_->attempt.handler_key; }
 
 void Lease::checkpoint(const std::string& recovery_point, const std::optional<std::string>& data_json,
                        bool handler_called) {
@@ -445,10 +440,11 @@ Response Lease::complete(const std::function<Response(Attempt&)>& handler) {
   return state_->core->call_handler(*c.session, state_->attempt, handler);
 }
 
-void Lease::release(const std::string& error) {
+void Lease::release(const std::string& error, std::optional<bool> handler_called) {
   const Attempt::State& a = state_->attempt;
   auto c = state_->core->checkout();
-  c.session->exec_prepared_autocommit(kRelease, {a.handle, std::to_string(a.token), error});
+  const SqlValue called = handler_called ? SqlValue(*handler_called ? "true" : "false") : SqlValue();
+  c.session->exec_prepared_autocommit(kRelease, {a.handle, std::to_string(a.token), error, called});
 }
 
 std::vector<SqlRow> Client::query(const std::string& sql, const std::vector<SqlValue>& params) {

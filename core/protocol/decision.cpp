@@ -17,7 +17,9 @@ Decision decide(const RecordView& r) noexcept {
       if (r.lease_live) return Decision::Busy;
       return r.same_payload ? Decision::Resume : Decision::Mismatch;
     case RecordStatus::Released:
-      if (!r.has_checkpoint) return Decision::FreshAttempt;
+      // Another body under a key the processor may already have charged would be matched to
+      // that charge (or refused by the processor forever): once pinned, the payload is the key's.
+      if (!r.has_checkpoint) return r.payload_pinned && !r.same_payload ? Decision::Mismatch : Decision::FreshAttempt;
       return r.same_payload ? Decision::Resume : Decision::Mismatch;
     case RecordStatus::Absent:
       break;

@@ -15,12 +15,16 @@ struct RecordView {
   bool own_transaction = false;  // written by the caller's own open transaction
   bool has_checkpoint = false;   // a recovery point was recorded in this generation
   bool same_payload = false;     // the caller's fingerprint equals the record's
+  // An attempt of this generation may have called the handler (a release that did not say it
+  // had not): the processor may hold a charge under the generation's key, for this payload only.
+  bool payload_pinned = false;
 };
 
 enum class Decision {
   Insert,         // no record: create generation high-water + 1, outcome acquired
   NewGeneration,  // the record is history: generation + 1, outcome acquired
-  FreshAttempt,   // released before any checkpoint: same generation, new payload, acquired
+  FreshAttempt,   // released before any checkpoint: same generation, acquired; a new payload
+                  // only while no attempt may have called the handler
   Resume,         // abandoned or released after a checkpoint: same generation, outcome resumed
   Replay,         // resolved with this payload: return the stored response
   Mismatch,       // the key belongs to another payload: nothing executes

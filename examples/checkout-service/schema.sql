@@ -25,9 +25,11 @@ CREATE TABLE orders (
   status         text NOT NULL,
   created_at     timestamptz NOT NULL DEFAULT now()
 );
--- The status column follows the reference's order machine (created -> confirmed -> shipped, ...).
+-- The status column follows the reference's order machine (created -> confirmed -> shipped, ...):
+-- registered by the operator (the schema runs as one), logged with each row's tenant.
+SELECT idem.register_machine_table('orders', 'order', 'status', 'order_id', 'tenant_id');
 CREATE TRIGGER orders_status BEFORE INSERT OR UPDATE OF status ON orders
-  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'status', 'order_id');
+  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
 
 CREATE TABLE refunds (
   refund_id    text PRIMARY KEY,  -- the processor's re_...

@@ -6,6 +6,7 @@
 // path hands over before it writes anything and holding nothing it took (docs/hot-path.md).
 #include <cstring>
 
+#include "core/keys/derived_ids.hpp"
 #include "core/keys/handle.hpp"
 #include "core/protocol/decision.hpp"
 #include "extension/boundary.hpp"
@@ -186,11 +187,28 @@ struct Attempt {
   TupleDesc desc;              // idem.acquire_result
   Datum lease, ttl;            // intervals, already bounded
   const std::string& handle;   // the plain handle "<tenant>:<digest hex>"
+  const hash::Digest& digest;  // the scope digest
   int64 lock;                  // the key's lock
   bool wait_mode, read_committed;
   MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
   TimestampTz now;
+  mutable int32 new_generation;  // set when a new record was inserted
 };
+
+// The processor key goes with the lease and never later: a holder that asked for it after its
+// lease was taken over and its record began a new generation got the next request's key. The
+// key is computed by the caller, outside any PostgreSQL error region.
+HeapTuple with_handler_key(const Attempt& a, HeapTuple answer, const char* handler_key) {
+  for (int i = 0; i < a.desc->natts; ++i) {
+    const Form_pg_attribute att = TupleDescAttr(a.desc, i);
+    if (att->attisdropped || std::strcmp(NameStr(att->attname), "handler_key") != 0) continue;
+    int column = i + 1;
+    Datum value = CStringGetTextDatum(handler_key);
+    bool is_null = false;
+    return heap_modify_tuple_by_cols(answer, a.desc, 1, &column, &value, &is_null);
+  }
+  return answer;  // a type older than this library (before ALTER EXTENSION UPDATE)
+}
 
 HeapTuple form_answer(const Attempt& a, Result& result) {
   const MemoryContext spi_context = MemoryContextSwitchTo(a.caller_context);
@@ -234,6 +252,7 @@ HeapTuple insert_new_record(const Attempt& a) {
   handle[n] = ':';
   std::memcpy(handle + n + 1, secret, keys::kLeaseSecretDigits + 1);
   result.set("handle", CStringGetTextDatum(handle));
+  a.new_generation = DatumGetInt32(column(2, &is_null));
   HeapTuple answer = form_answer(a, result);
   SPI_finish();
   return answer;
@@ -250,6 +269,7 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
   view.own_transaction = view.status == protocol::RecordStatus::InProgress && TransactionIdIsCurrentTransactionId(record.xmin);
   view.has_checkpoint = !record.null[field::kRecoveryPoint];
   view.same_payload = same_request(record, call);
+  view.payload_pinned = !record.null[field::kPayloadPinned] && DatumGetBool(record.value[field::kPayloadPinned]);
   const protocol::Decision decision = protocol::decide(view);
   const bool answers = decision == protocol::Decision::Replay || decision == protocol::Decision::Mismatch ||
                        (decision == protocol::Decision::Busy && (!a.wait_mode || !a.read_committed || view.own_transaction));
@@ -315,10 +335,12 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   datum::interval_datum(lease),
                   datum::interval_datum(ttl),
                   plain_handle,
+                  digest,
                   key_lock::of_digest(digest),
                   text_of(call, kOnBusy) == "wait",
                   XactIsoLevel == XACT_READ_COMMITTED,
                   CurrentMemoryContext,
+                  0,
                   0};
 
   HeapTuple answer = pg::guarded([&]() -> HeapTuple {
@@ -328,6 +350,10 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
     return record.found ? answer_from_record(attempt, record) : insert_new_record(attempt);  // nullptr: the general path decides
   });
   if (answer == nullptr) return run_general(call);
+  if (attempt.new_generation > 0) {
+    const std::string handler_key = keys::handler_key(digest, attempt.new_generation);
+    answer = pg::guarded([&] { return with_handler_key(attempt, answer, handler_key.c_str()); });
+  }
   return HeapTupleGetDatum(answer);
 }
 

@@ -7,7 +7,11 @@ namespace {
 
 constexpr const char* kColumnNames[field::kCount] = {
     "status", "generation", "payload_hash", "mutation_type", "recovery_point", "response_status", "response_headers",
-    "response_body", "order_id", "lease_expires_at", "expires_at", "attempts_in_generation"};
+    "response_body", "order_id", "lease_expires_at", "expires_at", "attempts_in_generation",
+    "payload_pinned"};
+// Columns a schema older than this library may lack (the library is installed before ALTER
+// EXTENSION UPDATE runs): read as NULL.
+constexpr bool optional_column(int f) { return f == field::kPayloadPinned; }
 
 // Learnt at the first read of a backend, forgotten by any relcache invalidation of idem.keys (an
 // upgrade that adds, drops or rewrites columns, a dropped and re-created extension).
@@ -29,7 +33,7 @@ void learn_layout(Relation keys) {
       const Form_pg_attribute a = TupleDescAttr(desc, i);
       if (!a->attisdropped && std::strcmp(NameStr(a->attname), kColumnNames[f]) == 0) found = a->attnum;
     }
-    if (found == InvalidAttrNumber) elog(ERROR, "pg_idempotency: idem.keys has no column %s", kColumnNames[f]);
+    if (found == InvalidAttrNumber && !optional_column(f)) elog(ERROR, "pg_idempotency: idem.keys has no column %s", kColumnNames[f]);
     layout.attnum[f] = found;
   }
 }
@@ -75,6 +79,11 @@ void read_record(Datum tenant_text, Datum digest_bytea, Record* out) {
     HeapTuple row = ExecFetchSlotHeapTuple(slot, false, &should_free);
     const TupleDesc desc = RelationGetDescr(keys);
     for (int f = 0; f < field::kCount; ++f) {
+      if (attnum[f] == InvalidAttrNumber) {  // an optional column this schema lacks
+        out->null[f] = true;
+        out->value[f] = Datum(0);
+        continue;
+      }
       const Form_pg_attribute a = TupleDescAttr(desc, attnum[f] - 1);
       const Datum v = heap_getattr(row, attnum[f], desc, &out->null[f]);
       out->value[f] = out->null[f] ? Datum(0) : datumCopy(v, a->attbyval, a->attlen);

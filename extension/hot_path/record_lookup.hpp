@@ -14,7 +14,9 @@ namespace idem::hot {
 namespace field {
 enum RecordField {
   kStatus, kGeneration, kPayloadHash, kMutationType, kRecoveryPoint, kResponseStatus, kResponseHeaders,
-  kResponseBody, kOrderId, kLeaseExpiresAt, kExpiresAt, kAttemptsInGeneration, kCount
+  kResponseBody, kOrderId, kLeaseExpiresAt, kExpiresAt, kAttemptsInGeneration,
+  kPayloadPinned,  // since 0.3.5: read as NULL on an older schema
+  kCount
 };
 }  // namespace field
 

@@ -128,12 +128,13 @@ SELECT outcome, response_status, response_headers, response_body FROM idem.acqui
 
 --
 -- release: the key is free again; the next acquire is a fresh attempt (a new, higher fencing
--- token, same generation) and may carry a new payload
+-- token, same generation), and may carry a new payload when the holder said the handler was not
+-- called (released_payload_pinned.sql: otherwise the payload is pinned)
 --
 SELECT handle AS h4, attempt AS a4 FROM idem.acquire('t-acq', 'acquire-key-0004', '{"try":1}'::jsonb) \gset
 -- Tokens rise: this one is higher than the one issued before it (:a3, another key).
 SELECT :a4 > :a3 AS later_than_a3;
-SELECT idem.release(:'h4', :a4, 'processor timeout');
+SELECT idem.release(:'h4', :a4, 'card declined by our own checks', handler_called => false);
 SELECT status, attempt = :a4 AS same_token, generation, last_error, lease_expires_at IS NULL AS lease_cleared,
        expires_at IS NOT NULL AS has_expiry, response_status
   FROM idem.keys WHERE tenant_id = 't-acq' AND client_key = 'acquire-key-0004';

@@ -58,6 +58,6 @@ SELECT outcome, response_status, convert_from(response_body, 'UTF8') AS body FRO
 SELECT attempt = :a4 AS logged_last_attempt, reason FROM idem.operator_actions WHERE tenant_id = 't-stuck' ORDER BY action_id DESC LIMIT 1;
 -- Released before any checkpoint is not stuck: its next request is a fresh attempt.
 SELECT handle AS h5, attempt AS a5 FROM idem.acquire('t-stuck', 'stuck-key-0000005', '{}'::jsonb) \gset
-SELECT idem.release(:'h5', :a5, 'transient');
+SELECT idem.release(:'h5', :a5, 'transient', handler_called => false);
 SELECT expect_error(format('SELECT idem.resolve_stuck(%L, NULL, %L, 409)', :'h5', 'not needed')) AS not_stuck;
 SELECT outcome FROM idem.acquire('t-stuck', 'stuck-key-0000005', '{"other":true}'::jsonb);

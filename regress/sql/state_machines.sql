@@ -78,11 +78,18 @@ DROP ROLE regress_guard_owner, regress_guard_caller;
 --
 -- The trigger on a user table
 --
-CREATE TABLE orders (order_id text PRIMARY KEY, status text NOT NULL, stock_available boolean DEFAULT true, captured boolean DEFAULT false);
+CREATE TABLE orders (order_id text PRIMARY KEY, tenant_id text NOT NULL DEFAULT 'acme', status text NOT NULL,
+                     stock_available boolean DEFAULT true, captured boolean DEFAULT false);
 CREATE TRIGGER orders_status BEFORE INSERT OR UPDATE OF status ON orders
   FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'status', 'order_id');
-INSERT INTO orders VALUES ('ord-1', 'created', true, false), ('ord-2', 'created', false, false), ('ord-3', 'created', true, true);
-SELECT expect_error($$INSERT INTO orders VALUES ('ord-9', 'lost')$$) AS unknown_initial_state;
+-- Only a table an operator registered is guarded; until then every write is refused.
+SELECT expect_error($$INSERT INTO orders (order_id, status) VALUES ('ord-0', 'created')$$) AS unregistered;
+SELECT idem.register_machine_table('orders', 'order', 'status', 'order_id', 'tenant_id');
+SELECT table_schema, table_name, machine, status_column, key_column, tenant_column, registered_by = session_user AS by_me
+  FROM idem.machine_tables;
+INSERT INTO orders (order_id, status, stock_available, captured)
+  VALUES ('ord-1', 'created', true, false), ('ord-2', 'created', false, false), ('ord-3', 'created', true, true);
+SELECT expect_error($$INSERT INTO orders (order_id, status) VALUES ('ord-9', 'lost')$$) AS unknown_initial_state;
 UPDATE orders SET status = 'confirmed' WHERE order_id = 'ord-1';
 UPDATE orders SET status = 'shipped' WHERE order_id = 'ord-1';
 SELECT expect_error($$UPDATE orders SET status = 'refunded' WHERE order_id = 'ord-1'$$) AS refund_shipped;
@@ -94,39 +101,55 @@ UPDATE orders SET status = 'refunded' WHERE order_id = 'ord-3';
 UPDATE orders SET stock_available = false WHERE order_id = 'ord-1';
 UPDATE orders SET status = 'shipped' WHERE order_id = 'ord-1';
 SELECT order_id, status FROM orders ORDER BY order_id;
-SELECT machine, relid, table_name, row_key, from_state, to_state, guard_name, guard_result, outcome
+SELECT machine, relid, table_name, tenant_id, row_key, from_state, to_state, guard_name, guard_result, outcome
   FROM idem.transition_log ORDER BY log_id;
 
 -- Skip mode: a refused transition leaves the row unchanged, the statement goes on, and the
 -- refusal is logged with the transaction (raise mode's refusals roll back with the statement).
-CREATE TABLE payments (payment_id text PRIMARY KEY, status text NOT NULL);
+-- A trigger without arguments takes the registration's.
+CREATE TABLE payments (payment_id text PRIMARY KEY, tenant text NOT NULL DEFAULT 'acme', status text NOT NULL);
+SELECT idem.register_machine_table('payments', 'payment', 'status', 'payment_id', 'tenant');
 CREATE TRIGGER payments_status BEFORE INSERT OR UPDATE OF status ON payments
   FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('payment', 'status', 'payment_id', 'skip');
-INSERT INTO payments VALUES ('pay-1', 'authorized'), ('pay-2', 'captured');
+INSERT INTO payments (payment_id, status) VALUES ('pay-1', 'authorized'), ('pay-2', 'captured');
 UPDATE payments SET status = 'voided';
 SELECT payment_id, status FROM payments ORDER BY payment_id;
-SELECT row_key, from_state, to_state, outcome FROM idem.transition_log WHERE machine = 'payment' ORDER BY log_id;
+SELECT row_key, tenant_id, table_name, from_state, to_state, outcome FROM idem.transition_log WHERE machine = 'payment' ORDER BY log_id;
+DROP TRIGGER payments_status ON payments;
+CREATE TRIGGER payments_status BEFORE INSERT OR UPDATE OF status ON payments
+  FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
+SELECT expect_error($$UPDATE payments SET status = 'voided' WHERE payment_id = 'pay-2'$$) AS no_arguments_raise_mode;
+-- A row must name its tenant.
+SELECT expect_error($$INSERT INTO payments VALUES ('pay-3', NULL, 'authorized')$$) AS null_tenant;
 
--- Misuse of the trigger is named.
-CREATE TABLE bad_args (id int, st text);
+-- Misuse of the trigger and of the registration is named.
+CREATE TABLE bad_args (id int, tenant_id text DEFAULT 'acme', st text);
+SELECT idem.register_machine_table('bad_args', 'order', 'st', 'id', 'tenant_id');
 CREATE TRIGGER bad_args_t BEFORE UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order');
-INSERT INTO bad_args VALUES (1, 'created');
+INSERT INTO bad_args (id, st) VALUES (1, 'created');
 SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS too_few_arguments;
 DROP TRIGGER bad_args_t ON bad_args;
 CREATE TRIGGER bad_args_t BEFORE UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'status');
-SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS no_such_column;
+SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS arguments_differ_from_registration;
 DROP TRIGGER bad_args_t ON bad_args;
-CREATE TRIGGER bad_args_t BEFORE UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('invoice', 'st');
-SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS unknown_machine;
-DROP TRIGGER bad_args_t ON bad_args;
-CREATE TRIGGER bad_args_t AFTER UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st');
+CREATE TRIGGER bad_args_t AFTER UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
 SELECT expect_error($$UPDATE bad_args SET st = 'confirmed'$$) AS after_trigger;
 DROP TRIGGER bad_args_t ON bad_args;
-CREATE TABLE gen_status (id int, raw text, st text GENERATED ALWAYS AS (raw) STORED);
-CREATE TRIGGER gen_status_t BEFORE INSERT OR UPDATE ON gen_status FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st');
-SELECT expect_error($$INSERT INTO gen_status (id, raw) VALUES (1, 'created')$$) AS generated_column;
-CREATE TEMP TABLE temp_orders (id text, st text);
+ALTER TABLE bad_args RENAME COLUMN st TO state;
+CREATE TRIGGER bad_args_t BEFORE UPDATE ON bad_args FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
+SELECT expect_error($$UPDATE bad_args SET state = 'confirmed'$$) AS registered_column_renamed;
+SELECT expect_error($$SELECT idem.register_machine_table('bad_args', 'invoice', 'state', 'id', 'tenant_id')$$) AS unknown_machine;
+SELECT expect_error($$SELECT idem.register_machine_table('bad_args', 'order', 'st', 'id', 'tenant_id')$$) AS no_such_column;
+SELECT expect_error($$SELECT idem.register_machine_table('bad_args', 'order', 'state', 'id', 'id')$$) AS tenant_not_text;
+SELECT expect_error($$SELECT idem.register_machine_table('bad_args', 'order', 'state', 'id', NULL)$$) AS null_argument;
+CREATE TABLE gen_status (id int, tenant_id text, raw text, st text GENERATED ALWAYS AS (raw) STORED);
+SELECT expect_error($$SELECT idem.register_machine_table('gen_status', 'order', 'st', 'id', 'tenant_id')$$) AS generated_column;
+CREATE TEMP TABLE temp_orders (id text, tenant_id text, st text);
+SELECT expect_error($$SELECT idem.register_machine_table('temp_orders', 'order', 'st', 'id', 'tenant_id')$$) AS temp_table_registered;
 CREATE TRIGGER temp_orders_t BEFORE INSERT OR UPDATE ON temp_orders FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st', 'id');
-SELECT expect_error($$INSERT INTO temp_orders VALUES ('victim-order', 'created')$$) AS temp_table;
+SELECT expect_error($$INSERT INTO temp_orders VALUES ('victim-order', 'acme', 'created')$$) AS temp_table;
+SELECT idem.unregister_machine_table('bad_args') AS unregistered_bad_args;
+SELECT idem.unregister_machine_table('bad_args') AS unregistered_again;
+SELECT expect_error($$UPDATE bad_args SET state = 'confirmed'$$) AS after_unregister;
 DROP TABLE bad_args, gen_status, temp_orders;
 SELECT expect_error($$SELECT idem.enforce_transitions()$$) AS called_directly;

@@ -38,7 +38,7 @@ SELECT handle AS h_globex, attempt AS a_globex FROM idem.acquire('globex', 'tb-k
 SELECT expect_error(format('SELECT idem.checkpoint(%L, %s, %L)', :'h_globex', :a_globex, 'x')) AS other_checkpoint;
 SELECT expect_error(format('SELECT idem.complete(%L, %s, 200, NULL, NULL)', :'h_globex', :a_globex)) AS other_complete;
 SELECT expect_error(format('SELECT idem.release(%L, %s)', :'h_globex', :a_globex)) AS other_release;
-SELECT expect_error(format('SELECT idem.handler_key(%L)', :'h_globex')) AS other_handler_key;
+SELECT expect_error(format('SELECT idem.handler_key(%L, 1)', :'h_globex')) AS other_handler_key;
 SELECT expect_error(format('SELECT idem.complete(%L, %s, 201, %L, %L)', :'h_acme', :a_acme, '{}', 'own')) AS own_complete;
 -- A member of the bound role is bound too.
 \c - regress_tb_acme_member

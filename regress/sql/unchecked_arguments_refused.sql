@@ -3,7 +3,7 @@
 -- in multidimensional arrays is not supported" (0A000) or "index row requires N bytes" (54000).
 -- Each is now a named error, and the refused call changes nothing.
 \set SHOW_CONTEXT never
-SELECT expect_error($$SELECT idem._decide('absent', false, false, false, false, false)$$) AS unknown_status;
+SELECT expect_error($$SELECT idem._decide('absent', false, false, false, false, false, false)$$) AS unknown_status;
 SELECT idem.create_topic('ua.events');
 SELECT expect_error($$SELECT idem.create_consumer('ua_c', ARRAY[ARRAY['ua.events'], ARRAY['ua.events']])$$) AS consumer_2d_topics;
 SELECT count(*) AS consumers_created FROM idem.outbox_consumers WHERE consumer = 'ua_c';

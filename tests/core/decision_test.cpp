@@ -1,5 +1,5 @@
 // The acquisition table (core/protocol/decision.cpp): every row of docs/design-decisions.md's
-// table spelled out, then properties checked over all 160 combinations of the inputs.
+// table spelled out, then properties checked over all 320 combinations of the inputs.
 #include "core/protocol/decision.hpp"
 
 #include <gtest/gtest.h>
@@ -10,8 +10,9 @@ namespace {
 using S = RecordStatus;
 using D = Decision;
 
-RecordView view(S status, bool history, bool lease_live, bool own, bool checkpoint, bool same) {
+RecordView view(S status, bool history, bool lease_live, bool own, bool checkpoint, bool same, bool pinned = false) {
   RecordView r;
+  r.payload_pinned = pinned;
   r.status = status;
   r.history = history;
   r.lease_live = lease_live;
@@ -39,6 +40,19 @@ TEST(Decision, TheTableRowByRow) {
   EXPECT_EQ(decide(view(S::Released,    false, false, false, false, false)), D::FreshAttempt);
   EXPECT_EQ(decide(view(S::Released,    false, false, false, true,  true)),  D::Resume);
   EXPECT_EQ(decide(view(S::Released,    false, false, false, true,  false)), D::Mismatch);
+  //                    status          history lease  own    ckpt   same   pinned
+  EXPECT_EQ(decide(view(S::Released,    false, false, false, false, true,  true)),  D::FreshAttempt);
+  EXPECT_EQ(decide(view(S::Released,    false, false, false, false, false, true)),  D::Mismatch);
+  EXPECT_EQ(decide(view(S::Released,    true,  false, false, false, false, true)),  D::NewGeneration);
+}
+
+// Bug regression: after a release whose handler may have run (a processor timeout), the next
+// attempt of the generation took another body and got the same processor key.
+TEST(Decision, ReleasedAfterTheHandlerMayHaveRunKeepsItsPayload) {
+  EXPECT_EQ(decide(view(S::Released, false, false, false, false, false, true)), D::Mismatch);
+  EXPECT_EQ(decide(view(S::Released, false, false, false, false, true, true)), D::FreshAttempt);
+  // Released saying the handler was not called: the key is free for another body, as before.
+  EXPECT_EQ(decide(view(S::Released, false, false, false, false, false, false)), D::FreshAttempt);
 }
 
 // Bug regression: an expired resolved record with a checkpoint was resumed (even for another
@@ -50,8 +64,8 @@ TEST(Decision, ExpiredCheckpointIsHistoryNotARecoveryPoint) {
 
 TEST(Decision, PropertiesOverEveryCombination) {
   for (S status : {S::Absent, S::InProgress, S::Resolved, S::Released}) {
-    for (int bits = 0; bits < 32; ++bits) {
-      const RecordView r = view(status, bits & 1, bits & 2, bits & 4, bits & 8, bits & 16);
+    for (int bits = 0; bits < 64; ++bits) {
+      const RecordView r = view(status, bits & 1, bits & 2, bits & 4, bits & 8, bits & 16, bits & 32);
       const D d = decide(r);
       SCOPED_TRACE(testing::Message() << "status " << static_cast<int>(status) << " bits " << bits);
       if (status == S::Absent) {
@@ -68,6 +82,10 @@ TEST(Decision, PropertiesOverEveryCombination) {
       }
       if (d == D::Mismatch) {
         EXPECT_FALSE(r.same_payload);
+      }
+      // Whatever may have reached the handler, no other body takes over the generation.
+      if (r.payload_pinned && !r.same_payload && !r.history && !(status == S::InProgress && r.own_transaction)) {
+        EXPECT_TRUE(d == D::Mismatch || d == D::Busy || d == D::Insert);
       }
       // Executing elsewhere, or in this very transaction, is never written over.
       if (status == S::InProgress && (r.own_transaction || (r.lease_live && !r.history))) {

@@ -88,15 +88,48 @@ TEST(ClientLease, ReleaseAfterACheckpointResumesThereWithTheSameProcessorKey) {
   EXPECT_EQ(second.complete(created_response("ord_1")).status, 201);
 }
 
-TEST(ClientLease, ReleaseWithoutACheckpointIsAFreshAttempt) {
+TEST(ClientLease, ReleaseBeforeTheProcessorWasCalledIsAFreshAttempt) {
   ClientDatabase db;
   Client client(db.url());
   Lease first = lease_of(client.begin(order_request(kKey)));
-  first.release("processor said 503");
+  first.release("our own checks refused the card", /*handler_called=*/false);
   // A fresh attempt: any payload, not a resume.
   Lease second = lease_of(client.begin(order_request(kKey, R"({"amount":5,"cart":"c_42"})")));
   EXPECT_FALSE(second.resumed());
   EXPECT_FALSE(second.recovery_point().has_value());
+  EXPECT_EQ(second.handler_key(), first.handler_key());
+}
+
+// Bug regression (review of 0.3.4): a timed-out charge that did go through was matched to the
+// next attempt's other amount under the same processor key.
+TEST(ClientLease, ReleaseAfterAProcessorTimeoutPinsThePayload) {
+  ClientDatabase db;
+  Client client(db.url());
+  Lease first = lease_of(client.begin(order_request(kKey)));
+  const std::string processor_key = first.handler_key();
+  first.release("processor timeout");  // the processor may have charged
+  auto other = client.begin(order_request(kKey, R"({"amount":5,"cart":"c_42"})"));
+  ASSERT_TRUE(std::holds_alternative<Response>(other));
+  EXPECT_EQ(std::get<Response>(other).status, 422);
+  Lease same = lease_of(client.begin(order_request(kKey)));
+  EXPECT_FALSE(same.resumed());
+  EXPECT_EQ(same.handler_key(), processor_key);
+}
+
+// Bug regression (review of 0.3.4): the processor key was fetched at first use, after the lease
+// could have been taken over and the record moved to a new generation.
+TEST(ClientLease, TheProcessorKeyComesWithTheLease) {
+  ClientDatabase db;
+  ClientOptions options;
+  options.lease = std::chrono::milliseconds(100);
+  options.ttl = std::chrono::milliseconds(100);
+  Client client(db.url(), options);
+  Lease stale = lease_of(client.begin(order_request(kKey)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // lease and TTL run out
+  Lease next = lease_of(client.begin(order_request(kKey, R"({"amount":5,"cart":"c_42"})")));
+  EXPECT_NE(stale.handler_key(), next.handler_key());  // generation 1's key, not generation 2's
+  EXPECT_EQ(stale.handler_key().rfind("idem_", 0), 0U);
+  EXPECT_THROW(stale.checkpoint("charge_created"), LeaseLost);
 }
 
 TEST(ClientLease, CrashedMultiStepAttemptIsResumedAndTheStaleHolderFenced) {

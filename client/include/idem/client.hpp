@@ -80,8 +80,8 @@ class Attempt {
   // idem.emit(tenant, topic, payload, key) in the same transaction: the event exists iff it commits.
   std::int64_t emit(const std::string& topic, const std::string& payload_json,
                     const std::optional<std::string>& key = std::nullopt);
-  // idem.handler_key(handle): the key to send to a payment processor, the same for every attempt
-  // of this generation. One round trip on first use. Throws InvalidArgument without a key.
+  // The key to send to a payment processor, the same for every attempt of this generation; it
+  // comes with the lease (no round trip). Throws InvalidArgument without a key.
   const std::string& handler_key();
   // The audit fields the completion records (no round trip: they ride with complete).
   void record(const Audit& audit);
@@ -130,8 +130,10 @@ class Lease {
   const std::optional<std::string>& recovery_data() const noexcept;  // JSON text
   const std::string& handle() const noexcept;
   std::int64_t fencing_token() const noexcept;
-  // The key to send to the processor: the same for every attempt of this generation.
-  const std::string& handler_key();
+  // The key to send to the processor: the same for every attempt of this generation. It comes
+  // with the lease from begin()'s acquire and is never asked for later (a holder whose lease was
+  // taken over could otherwise get the next generation's key).
+  const std::string& handler_key() const noexcept;
   // idem.checkpoint: records progress (e.g. "charge_created", {"charge_id":"ch_1"}) and extends
   // the lease. LeaseLost if another attempt took the key over. One round trip (autocommit).
   // handler_called false: a step before the processor was called (the audit counts executions).
@@ -143,8 +145,10 @@ class Lease {
   // also completes the key (BEGIN, the handler's statements, complete, COMMIT).
   Response complete(const std::function<Response(Attempt&)>& handler);
   // idem.release after a transient failure: the next request is a fresh attempt, or resumes at
-  // the last checkpoint. One round trip.
-  void release(const std::string& error);
+  // the last checkpoint. One round trip. handler_called: whether the processor was called; unless
+  // it is false, the next attempt must carry the same payload (another is a mismatch, 422), since
+  // the processor may hold a charge under this generation's key.
+  void release(const std::string& error, std::optional<bool> handler_called = std::nullopt);
 
   struct State;
   explicit Lease(std::unique_ptr<State> state);

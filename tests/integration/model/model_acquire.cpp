@@ -65,6 +65,8 @@ std::vector<Expect> ModelRun::base_outcomes(const Rec& v, bool own, int variant,
           } else {
             out.push_back(Expect{"mismatch", v.gen, false, {}, {}, {}, "released after a checkpoint, other payload"});
           }
+        } else if (v.pinned && !same) {
+          out.push_back(Expect{"mismatch", v.gen, false, {}, {}, {}, "released without a checkpoint, pinned, other payload"});
         } else {
           out.push_back(Expect{"acquired", v.gen, true, {}, {}, {}, "released without a checkpoint"});
         }
@@ -276,6 +278,8 @@ std::string ModelRun::acquire(Session& s, int k, int variant, Micros lease, Micr
   if (granted) {
     Rec& w = writable(s, k);
     if (a.outcome == "acquired") {
+      // A new generation frees the payload; a fresh attempt of the same one keeps it pinned.
+      if (!w.exists || static_cast<int>(*a.generation) != w.gen) w.pinned = false;
       w.exists = true;
       w.gen = static_cast<int>(*a.generation);
       w.variant = variant;

@@ -39,7 +39,7 @@ inline const std::string kComplete =
 inline const std::string kRelease =
     "SELECT (extract(epoch FROM s.t0) * 1000000)::bigint AS t0, (extract(epoch FROM s.t1) * 1000000)::bigint AS t1,"
     " (s.v IS NULL) AS v"
-    " FROM (SELECT clock_timestamp() AS t0, idem.release($1, $2::bigint, $3) AS v, clock_timestamp() AS t1 OFFSET 0) s";
+    " FROM (SELECT clock_timestamp() AS t0, idem.release($1, $2::bigint, $3, $4::boolean) AS v, clock_timestamp() AS t1 OFFSET 0) s";
 inline const std::string kPurge =
     "SELECT (extract(epoch FROM s.t0) * 1000000)::bigint AS t0, (extract(epoch FROM s.t1) * 1000000)::bigint AS t1,"
     " s.v AS n FROM (SELECT clock_timestamp() AS t0, idem.purge_expired($1::int) AS v,"

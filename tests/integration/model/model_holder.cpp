@@ -112,7 +112,7 @@ void ModelRun::holder_call(Session& s, Call c, int k, std::int64_t attempt, bool
   const bool of_this_key = granted != holder_handles_.end() && granted->second.rfind(keys_[k].handle + ":", 0) == 0;
   Params params = {of_this_key ? granted->second : keys_[k].handle, std::to_string(attempt)};
   std::string rp;
-  std::optional<std::string> data, err;
+  std::optional<std::string> data, err, handler_called;
   Response resp;
   const std::string* sql = &kCheckpoint;
   switch (c) {
@@ -157,6 +157,9 @@ void ModelRun::holder_call(Session& s, Call c, int k, std::int64_t attempt, bool
       sql = &kRelease;
       if (d[6] % 2 == 0) err = "transient failure " + std::to_string(step_);
       params.push_back(err);
+      // handler_called: unknown (NULL), true or false; only false leaves the payload free.
+      handler_called = d[7] % 3 == 0 ? std::optional<std::string>{} : std::optional<std::string>{d[7] % 3 == 1 ? "true" : "false"};
+      params.push_back(handler_called);
       break;
   }
   Reply r = stmt(*s.conn, *sql, params);
@@ -235,6 +238,7 @@ void ModelRun::holder_call(Session& s, Call c, int k, std::int64_t attempt, bool
     case Call::release:
       ++n_release_;
       w.status = St::released;
+      if (handler_called != std::optional<std::string>{"false"}) w.pinned = true;
       w.end_lo = t0;
       w.end_hi = t1;
       break;

@@ -71,6 +71,7 @@ struct Rec {
   Micros lease_end = 0;           // in_progress: the lease expiry (acquire or last checkpoint)
   Micros end_lo = 0, end_hi = 0;  // resolved/released: the window of the complete/release call
   bool checkpointed = false;
+  bool pinned = false;  // a release of this generation did not say the handler was not called
   std::optional<std::string> rp, rdata;
   Response resp;
   int hwm = 0;            // the highest committed generation of the key, kept across purge

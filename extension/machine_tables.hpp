@@ -1,0 +1,24 @@
+// The tables an operator registered for idem.enforce_transitions (idem.machine_tables): which
+// machine guards which column, which column keys the row and which names its tenant.
+#pragma once
+
+#include "extension/pg/postgres.hpp"
+
+namespace idem::machines {
+
+// Plain data, palloc'd in the memory context current at the call.
+struct TableRegistration {
+  bool schema_outdated;    // no idem.machine_tables: the schema predates this library (0.3.5)
+  bool found;
+  const char* table_name;  // schema-qualified and quoted as format('%I.%I') does, found or not
+  const char* machine;
+  const char* status_column;
+  const char* key_column;
+  const char* tenant_column;
+};
+
+// PostgreSQL only (call it guarded): the registration of `rel`, read as `owner` (the roles
+// writing guarded tables need no privilege on the registry).
+void read_registration(Relation rel, Oid owner, TableRegistration* out);
+
+}  // namespace idem::machines

@@ -1,0 +1,560 @@
+-- pg_idempotency 0.3.4 -> 0.3.5: corrections from an outside review of 0.3.4 (issue 20).
+-- * Only tables an operator registered may be guarded by idem.enforce_transitions, and the
+--   transition log records each row's tenant (a role bound to one tenant could write another's
+--   order trail: the trigger writes the log as its owner).
+-- * The processor key comes with the lease (acquire's handler_key), and handler_key(handle,
+--   attempt) checks the lease like checkpoint does (a stale holder got the next generation's key).
+-- * A released attempt whose handler may have run pins the generation's payload.
+-- * The attempt that takes over an abandoned lease appends an audit row for it.
+\echo Use "ALTER EXTENSION pg_idempotency UPDATE TO '0.3.5'" to load this file. \quit
+
+-- ==== 0.3.5: registered machine tables, the log's tenant (issue 20.2) ====
+
+-- Names, not OIDs: a registration survives dump and restore, and means the same on every node.
+CREATE TABLE idem.machine_tables (
+  table_schema  text COLLATE "C" NOT NULL,
+  table_name    text COLLATE "C" NOT NULL,
+  machine       text COLLATE "C" NOT NULL,
+  status_column text COLLATE "C" NOT NULL,
+  key_column    text COLLATE "C" NOT NULL,
+  tenant_column text COLLATE "C" NOT NULL,
+  registered_by name NOT NULL,
+  registered_at timestamptz NOT NULL,
+  PRIMARY KEY (table_schema, table_name)
+);
+COMMENT ON TABLE idem.machine_tables IS
+  'Tables whose status column idem.enforce_transitions guards, registered by an operator (idem.register_machine_table).';
+SELECT pg_catalog.pg_extension_config_dump('idem.machine_tables', '');
+ALTER TABLE idem.machine_tables ENABLE ROW LEVEL SECURITY;
+ALTER TABLE idem.machine_tables FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_all ON idem.machine_tables TO postgres USING (true) WITH CHECK (true);
+CREATE POLICY read_all ON idem.machine_tables FOR SELECT TO idem_auditor, idem_operator USING (true);
+REVOKE ALL ON idem.machine_tables FROM PUBLIC;
+GRANT SELECT ON idem.machine_tables TO idem_auditor, idem_operator;
+
+ALTER TABLE idem.transition_log ADD COLUMN tenant_id text COLLATE "C";
+COMMENT ON COLUMN idem.transition_log.tenant_id IS
+  'The row''s tenant, from the registered tenant column; NULL for transitions logged before 0.3.5.';
+COMMENT ON COLUMN idem.transition_log.table_name IS
+  'The guarded table, schema-qualified (before 0.3.5: as search_path showed it).';
+CREATE INDEX transition_log_key_idx ON idem.transition_log (row_key, at);
+-- Auditors and operators bound to tenants read only their tenants' transitions (rows logged
+-- before 0.3.5 have no tenant: only unbound roles read those).
+DROP POLICY read_all ON idem.transition_log;
+CREATE POLICY read_own_tenants ON idem.transition_log FOR SELECT TO idem_auditor, idem_operator
+  USING (idem._tenant_visible(tenant_id));
+
+CREATE FUNCTION idem.register_machine_table(tbl regclass, machine text, status_column text, key_column text,
+                                            tenant_column text)
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schema text;
+  v_table  text;
+  v_kind   "char";
+  v_persistence "char";
+  v_column text;
+  v_what   text;
+BEGIN
+  PERFORM idem._require_unbound('register a table for idem.enforce_transitions');
+  IF tbl IS NULL OR machine IS NULL OR status_column IS NULL OR key_column IS NULL OR tenant_column IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'register_machine_table: no argument may be NULL',
+      'For example: SELECT idem.register_machine_table(''public.orders'', ''order'', ''status'', ''order_id'', ''tenant_id'').');
+  END IF;
+  SELECT n.nspname, c.relname, c.relkind, c.relpersistence INTO v_schema, v_table, v_kind, v_persistence
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+  IF v_kind NOT IN ('r', 'p') OR v_persistence <> 'p' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('register_machine_table: %s is not a permanent table', tbl::text),
+      'Register the table the trigger guards (not a view, a temporary or an unlogged table).');
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM idem.machine_states s WHERE s.machine = register_machine_table.machine) THEN
+    PERFORM idem._raise('ERR_MACHINE_UNKNOWN', format('no state machine named %L', machine),
+      'Define its states in idem.machine_states first.');
+  END IF;
+  FOR v_what, v_column IN VALUES ('status', status_column), ('key', key_column), ('tenant', tenant_column) LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = v_column
+                      AND a.attnum > 0 AND NOT a.attisdropped
+                      AND (v_what <> 'status' OR a.attgenerated = '')
+                      AND (v_what <> 'tenant' OR a.atttypid IN ('text'::regtype, 'varchar'::regtype))) THEN
+      PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+        format('register_machine_table: %s has no %s column %I%s', tbl::text, v_what, v_column,
+               CASE v_what WHEN 'status' THEN ' (that is not generated)' WHEN 'tenant' THEN ' of type text' ELSE '' END));
+    END IF;
+  END LOOP;
+  INSERT INTO idem.machine_tables AS m (table_schema, table_name, machine, status_column, key_column, tenant_column,
+                                        registered_by, registered_at)
+  VALUES (v_schema, v_table, machine, status_column, key_column, tenant_column, session_user, clock_timestamp())
+  ON CONFLICT (table_schema, table_name) DO UPDATE
+    SET machine = EXCLUDED.machine, status_column = EXCLUDED.status_column, key_column = EXCLUDED.key_column,
+        tenant_column = EXCLUDED.tenant_column, registered_by = EXCLUDED.registered_by,
+        registered_at = EXCLUDED.registered_at;
+END $$;
+COMMENT ON FUNCTION idem.register_machine_table(regclass, text, text, text, text) IS
+  'Operator: let idem.enforce_transitions guard tbl''s status_column with machine, logging key_column as the row key and tenant_column as its tenant.';
+
+CREATE FUNCTION idem.unregister_machine_table(tbl regclass)
+  RETURNS boolean
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM idem._require_unbound('unregister a table from idem.enforce_transitions');
+  DELETE FROM idem.machine_tables m
+   USING pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = tbl AND m.table_schema = n.nspname AND m.table_name = c.relname;
+  RETURN FOUND;
+END $$;
+COMMENT ON FUNCTION idem.unregister_machine_table(regclass) IS
+  'Operator: the table''s guard refuses every write from now on (ERR_MACHINE_TABLE_UNREGISTERED) until registered again or its trigger is dropped.';
+
+REVOKE ALL ON FUNCTION idem.register_machine_table(regclass, text, text, text, text),
+                       idem.unregister_machine_table(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.register_machine_table(regclass, text, text, text, text),
+                          idem.unregister_machine_table(regclass) TO idem_operator;
+
+-- Tables guarded before 0.3.5 keep working when they have a tenant_id column: registered with
+-- their trigger's arguments. Others refuse writes until an operator registers them.
+INSERT INTO idem.machine_tables (table_schema, table_name, machine, status_column, key_column, tenant_column,
+                                 registered_by, registered_at)
+SELECT DISTINCT ON (n.nspname, c.relname) n.nspname, c.relname,
+       convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 1)::bytea, 'UTF8'),
+       convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 2)::bytea, 'UTF8'),
+       convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 3)::bytea, 'UTF8'),
+       'tenant_id', session_user, clock_timestamp()
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE t.tgfoid = 'idem.enforce_transitions()'::regprocedure AND t.tgnargs >= 3
+   AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped)
+ ORDER BY n.nspname, c.relname, t.tgname;
+
+-- The trail reads through row security: each role sees its own tenants' mutations and transitions.
+CREATE OR REPLACE FUNCTION idem.order_trail(order_id text)
+  RETURNS TABLE (at timestamptz, source text, what text, replay boolean, detail jsonb)
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pg_temp AS $$
+  SELECT m.attempted_at, 'mutation', m.mutation_type || ' ' || m.outcome, m.outcome = 'replay',
+         jsonb_build_object('tenant_id', m.tenant_id, 'client_key', m.client_key, 'generation', m.generation,
+                            'handler_response', m.handler_response, 'local_status', m.local_status,
+                            'error', m.error_message)
+    FROM idem.mutations m WHERE m.order_id = order_trail.order_id COLLATE "C"
+  UNION ALL
+  SELECT t.at, 'transition', coalesce(t.from_state, '(new)') || ' -> ' || t.to_state, false,
+         jsonb_build_object('tenant_id', t.tenant_id, 'machine', t.machine, 'table', t.table_name,
+                            'outcome', t.outcome, 'guard', t.guard_name, 'guard_result', t.guard_result)
+    FROM idem.transition_log t WHERE t.row_key = order_trail.order_id COLLATE "C"
+   ORDER BY 1, 2 $$;
+
+-- ==== 0.3.5: the processor key with the lease (issue 20.3) ====
+
+ALTER TYPE idem.acquire_result ADD ATTRIBUTE handler_key text;
+
+-- A holder asks with its handle (the lease's secret) and attempt; a stale holder is refused.
+CREATE FUNCTION idem.handler_key(handle text, attempt bigint)
+  RETURNS text
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  v_tenant text := idem._handle_tenant(handle);
+  v_digest bytea := idem._handle_digest(handle);
+  v_secret text := idem._handle_secret(handle);
+  v_plain  text;
+  r idem.keys;
+BEGIN
+  PERFORM idem._require_tenant(v_tenant);
+  v_plain := idem._handle(v_tenant, v_digest);  -- messages name the record, never the secret
+  IF attempt IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'attempt must not be NULL',
+      'Pass the attempt column of the acquire result with the handle.');
+  END IF;
+  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest;
+  IF NOT FOUND THEN
+    PERFORM idem._raise('ERR_LEASE_LOST',
+      format('no processor key for key %s: no such record (expired and purged, or never acquired)', v_plain),
+      'Do not call the processor; acquire the key again.');
+  END IF;
+  IF r.status <> 'in_progress' OR r.attempt <> handler_key.attempt THEN
+    PERFORM idem._raise('ERR_LEASE_LOST',
+      format('no processor key for key %s with attempt %s: the record is %s at attempt %s, generation %s',
+             v_plain, attempt, r.status, r.attempt, r.generation),
+      'Another attempt took over this key (or it was resolved); do not call the processor.');
+  END IF;
+  IF r.lease_secret_hash IS NOT NULL
+     AND (v_secret IS NULL OR sha256(convert_to(v_secret, 'UTF8')) <> r.lease_secret_hash) THEN
+    PERFORM idem._raise('ERR_LEASE_LOST',
+      format('no processor key for key %s with attempt %s: the handle does not carry this lease''s secret', v_plain, attempt),
+      'Pass the handle column of the acquire result that leased the key, unchanged.');
+  END IF;
+  RETURN idem._handler_key(v_digest, r.generation);
+END $$;
+COMMENT ON FUNCTION idem.handler_key(text, bigint) IS
+  'The key to send the payment processor for this lease''s generation (acquire also returns it); ERR_LEASE_LOST unless handle and attempt are the live lease''s.';
+
+-- The one-argument form answered for whatever generation the record had by then.
+CREATE OR REPLACE FUNCTION idem.handler_key(handle text)
+  RETURNS text
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+    'idem.handler_key(handle) was withdrawn in 0.3.5: it could answer for a later generation than the caller''s lease',
+    'Read handler_key from the acquire result, or call idem.handler_key(handle, attempt).');
+END $$;
+COMMENT ON FUNCTION idem.handler_key(text) IS
+  'Withdrawn in 0.3.5 (raises ERR_ARGUMENT_INVALID): use acquire''s handler_key or idem.handler_key(handle, attempt).';
+
+REVOKE ALL ON FUNCTION idem.handler_key(text, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.handler_key(text, bigint) TO idem_service;
+
+-- ==== 0.3.5: a released payload stays pinned; abandoned attempts on the record (issue 20.4, 20.5) ====
+
+-- _audit_holder takes the record's row type in a BEGIN ATOMIC body, which blocks a change of the
+-- table: dropped and created again, the same.
+DROP FUNCTION idem._audit_holder(idem.keys, text, boolean, text, jsonb, text, text, timestamptz);
+ALTER TABLE idem.keys ADD COLUMN payload_pinned boolean NOT NULL DEFAULT false;
+-- An audit row for what a holder just did to its record r.
+CREATE FUNCTION idem._audit_holder(r idem.keys, p_outcome text, p_handler_called boolean, p_order_id text,
+                                   p_handler_response jsonb, p_local_status text, p_error text,
+                                   p_completed_at timestamptz)
+  RETURNS void
+  LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
+  BEGIN ATOMIC
+    SELECT idem._audit(r.tenant_id, r.scope_digest, r.client_key, r.caller_id, r.resource, r.generation, r.attempt,
+                       r.mutation_type, p_outcome, p_handler_called, p_order_id, p_handler_response, p_local_status,
+                       p_error, r.recovery_point, r.attempts_in_generation, coalesce(r.attempted_at, r.created_at),
+                       p_completed_at);
+  END;
+REVOKE ALL ON FUNCTION idem._audit_holder(idem.keys, text, boolean, text, jsonb, text, text, timestamptz) FROM PUBLIC;
+COMMENT ON COLUMN idem.keys.payload_pinned IS
+  'An attempt of this generation may have called the handler (a release that did not say handler_called => false): another payload is a mismatch until the generation ends.';
+-- An abandoned attempt may or may not have reached the handler: NULL says unknown.
+ALTER TABLE idem.mutations ALTER COLUMN handler_called DROP NOT NULL;
+COMMENT ON COLUMN idem.mutations.handler_called IS
+  'Whether this attempt called the handler (the processor): NULL when nobody can know (released without saying, abandoned).';
+
+DROP FUNCTION idem._decide(text, boolean, boolean, boolean, boolean, boolean);
+CREATE FUNCTION idem._decide(status text, history boolean, lease_live boolean, own_transaction boolean,
+                             has_checkpoint boolean, same_payload boolean, payload_pinned boolean)
+  RETURNS text
+  LANGUAGE c IMMUTABLE PARALLEL SAFE
+  AS 'MODULE_PATHNAME', 'idem_decide';
+COMMENT ON FUNCTION idem._decide(text, boolean, boolean, boolean, boolean, boolean, boolean) IS
+  'The acquisition table (core/protocol/decision.cpp): what acquire does with a key, given what its record says.';
+REVOKE ALL ON FUNCTION idem._decide(text, boolean, boolean, boolean, boolean, boolean, boolean) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION idem._acquire_general(p_tenant text, p_digest bytea, p_key text, p_hash bytea,
+                                                 p_caller text, p_resource text, p_lease interval, p_ttl interval,
+                                                 p_on_busy text, p_mutation_type text)
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r          record;   -- the key's row, with row_xmin: who wrote this version
+  res        idem.acquire_result;
+  v_lease    interval := idem._lease(p_lease);
+  v_ttl      interval := idem._ttl(p_ttl);
+  v_lock     bigint := idem._lock_key(p_digest);
+  v_locked   boolean := false;
+  v_found    boolean;
+  v_own      boolean;
+  v_decision text;
+  v_now      timestamptz;
+  v_wait     boolean;
+  v_deadline timestamptz;
+  v_poll     float8 := 0.002;
+  v_retired  integer;
+  v_secret   text := replace(gen_random_uuid()::text, '-', '');  -- 122 random bits, for a holder only
+BEGIN
+  PERFORM idem._require_tenant(p_tenant);
+  IF p_on_busy IS NULL OR p_on_busy NOT IN ('reject', 'wait') THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('on_busy must be ''reject'' or ''wait'', not %s', coalesce(quote_literal(p_on_busy), 'NULL')));
+  END IF;
+  IF p_mutation_type IS NULL OR p_mutation_type NOT IN ('create', 'capture', 'refund', 'void') THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('mutation_type must be create, capture, refund or void, not %s', coalesce(quote_literal(p_mutation_type), 'NULL')));
+  END IF;
+  PERFORM idem._require_durable_store();
+  -- Only READ COMMITTED can see a holder finish (a new snapshot per statement); an older snapshot
+  -- answers at once rather than wait for a result it could not read.
+  v_wait := p_on_busy = 'wait' AND current_setting('transaction_isolation') = 'read committed';
+  -- Only a waiter needs a deadline (reject mode reads no setting for it).
+  v_deadline := CASE WHEN v_wait THEN clock_timestamp() + idem._wait_timeout() END;
+  res.handle := idem._handle(p_tenant, p_digest);
+
+  LOOP
+    SELECT k.status, k.attempt, k.generation, k.payload_hash, k.recovery_point, k.recovery_data,
+           k.response_status, k.response_headers, k.response_body, k.order_id, k.lease_expires_at,
+           k.expires_at, k.attempts_in_generation, k.mutation_type, k.payload_pinned, k.client_key,
+           k.caller_id, k.resource, k.attempted_at, k.created_at, k.xmin AS row_xmin
+      INTO r FROM idem.keys k
+     WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
+    v_found := FOUND;
+    v_now := clock_timestamp();
+    v_own := v_found AND r.status = 'in_progress' AND idem._written_by_current_transaction(r.row_xmin);
+    IF v_found THEN
+      -- The same request: the same fingerprint for the same kind of mutation (a refund under a
+      -- capture's key and body is another request, refused like another body).
+      v_decision := idem._decide(r.status, r.expires_at <= v_now, r.lease_expires_at > v_now, v_own,
+                                 r.recovery_point IS NOT NULL,
+                                 r.payload_hash = p_hash AND r.mutation_type = p_mutation_type, r.payload_pinned);
+    ELSE
+      v_decision := 'insert';
+    END IF;
+
+    IF v_decision IN ('replay', 'mismatch', 'busy') THEN
+      IF v_locked THEN
+        PERFORM idem._unlock_key(v_lock);
+        v_locked := false;
+      END IF;
+      IF v_decision = 'busy' AND v_wait AND NOT v_own AND v_now < v_deadline THEN
+        PERFORM pg_sleep(v_poll);
+        v_poll := least(v_poll * 2, 0.05);
+        CONTINUE;
+      END IF;
+      res.generation := r.generation;
+      IF v_decision = 'replay' THEN
+        res.outcome := 'replay';
+        res.order_id := r.order_id;
+        res.response_status := r.response_status;
+        res.response_headers := r.response_headers;
+        res.response_body := r.response_body;
+      ELSIF v_decision = 'mismatch' THEN
+        res.outcome := 'mismatch';
+      ELSE
+        res.outcome := 'in_progress';
+        res.retry_after := idem._retry_after();
+      END IF;
+      -- A read-only transaction (a standby) still gets its answer, without the audit row it
+      -- cannot write: a refusal executes nothing, so no mutation goes unlogged.
+      IF (res.outcome <> 'replay' OR current_setting('idem.audit_replays')::boolean)
+         AND NOT current_setting('transaction_read_only')::boolean THEN
+        PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                            res.outcome, false, r.order_id, NULL, NULL, NULL, NULL,
+                            coalesce(r.attempts_in_generation, 0), v_now, NULL);
+      END IF;
+      RETURN res;
+    END IF;
+
+    -- The decision writes: take the key's lock without waiting, then read again under it (READ
+    -- COMMITTED sees what the last writer committed). An absent row goes straight to the insert,
+    -- whose ON CONFLICT notices a row committed in between.
+    IF NOT v_locked THEN
+      IF idem._try_lock_key(v_lock) THEN
+        v_locked := true;
+        IF v_found THEN CONTINUE; END IF;
+      ELSIF v_wait AND idem._wait_for_key_lock(v_lock, v_deadline) THEN
+        CONTINUE;  -- the writer's transaction ended: see what it left
+      ELSE
+        -- Another transaction is writing this key (its row may not even be visible to us yet).
+        res.outcome := 'in_progress';
+        res.generation := r.generation;
+        res.retry_after := idem._retry_after();
+        IF NOT current_setting('transaction_read_only')::boolean THEN
+          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
+                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        END IF;
+        RETURN res;
+      END IF;
+    END IF;
+
+    -- An existing row is locked before it is written, without waiting: under the key's lock only
+    -- purge_expired can hold it (it is deleting a record that became history). Once locked it is
+    -- written, so a refusal never follows a row lock.
+    IF v_decision <> 'insert' THEN
+      PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest
+         FOR NO KEY UPDATE SKIP LOCKED;
+      IF NOT FOUND THEN
+        PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
+        IF NOT FOUND THEN CONTINUE; END IF;  -- purged meanwhile: decide again (an insert)
+        PERFORM idem._unlock_key(v_lock);
+        res.outcome := 'in_progress';
+        res.generation := r.generation;
+        res.retry_after := idem._retry_after();
+        IF NOT current_setting('transaction_read_only')::boolean THEN
+          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
+                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        END IF;
+        RETURN res;
+      END IF;
+    END IF;
+
+    IF v_decision = 'insert' THEN
+      v_retired := coalesce((SELECT g.generation FROM idem.retired_keys g
+                              WHERE g.tenant_id = p_tenant COLLATE "C" AND g.scope_digest = p_digest), 0);
+      -- A snapshot older than a purge of this key would start an old generation again (its
+      -- record is gone, so the insert meets no conflict): refuse it as PostgreSQL refuses any
+      -- write such a snapshot cannot see the result of.
+      IF current_setting('transaction_isolation') <> 'read committed'
+         AND idem._retired_generation_now(p_tenant, p_digest) <> v_retired THEN
+        RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: it was purged after this transaction''s snapshot'
+          USING ERRCODE = 'serialization_failure', HINT = 'Retry the transaction.';
+      END IF;
+      INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
+                                  hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
+                                  lease_expires_at, created_at, expires_at, mutation_type, attempted_at,
+                                  attempts_in_generation, lease_secret_hash)
+      VALUES (p_tenant, p_digest, 'in_progress', nextval('idem.fencing_token_seq'), 1 + v_retired,
+              p_hash, idem.fingerprint_scheme(), p_caller, p_resource, p_key, v_lease, v_ttl,
+              v_now + v_lease, v_now, v_now + v_lease + v_ttl, p_mutation_type, v_now, 1,
+              sha256(convert_to(v_secret, 'UTF8')))
+      ON CONFLICT DO NOTHING
+      RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
+      IF NOT FOUND THEN
+        -- A row committed after our read. READ COMMITTED: read it and decide again (still holding
+        -- the lock, given back if the decision refuses). An older snapshot cannot see it: 40001.
+        IF current_setting('transaction_isolation') = 'read committed' THEN CONTINUE; END IF;
+        RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: another transaction created it'
+          USING ERRCODE = 'serialization_failure', HINT = 'Retry the transaction.';
+      END IF;
+      res.outcome := 'acquired';
+    ELSIF v_decision = 'resume' THEN
+      -- Take over at the last recovery point with a new fencing token; the handler verifies the
+      -- side effect the recovery point names before repeating anything.
+      UPDATE idem.keys k SET status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
+             lease_interval = v_lease, ttl = v_ttl, lease_expires_at = v_now + v_lease,
+             expires_at = CASE WHEN k.recovery_point IS NULL THEN v_now + v_lease + v_ttl END,
+             attempted_at = v_now, attempts_in_generation = k.attempts_in_generation + 1,
+             lease_secret_hash = sha256(convert_to(v_secret, 'UTF8'))
+       WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
+      RETURNING k.attempt, k.generation, k.recovery_point, k.recovery_data, k.lease_expires_at
+           INTO res.attempt, res.generation, res.recovery_point, res.recovery_data, res.lease_expires_at;
+      IF NOT FOUND THEN CONTINUE; END IF;
+      res.outcome := 'resumed';
+    ELSE
+      -- new_generation: the record is history. fresh_attempt: released before any checkpoint
+      -- (its payload_pinned stays: the decision let only the pinned payload through).
+      UPDATE idem.keys k SET
+          status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
+          generation = k.generation + CASE WHEN v_decision = 'new_generation' THEN 1 ELSE 0 END,
+          payload_hash = p_hash, hash_scheme = idem.fingerprint_scheme(), caller_id = p_caller,
+          resource = p_resource, client_key = p_key, lease_interval = v_lease, ttl = v_ttl,
+          lease_expires_at = v_now + v_lease, recovery_point = NULL, recovery_data = NULL,
+          response_status = NULL, response_headers = NULL, response_body = NULL, order_id = NULL,
+          handler_response = NULL, last_error = NULL,
+          created_at = CASE WHEN v_decision = 'new_generation' THEN v_now ELSE k.created_at END,
+          resolved_at = NULL, expires_at = v_now + v_lease + v_ttl, mutation_type = p_mutation_type,
+          local_status = NULL, attempted_at = v_now,
+          attempts_in_generation = CASE WHEN v_decision = 'new_generation' THEN 1 ELSE k.attempts_in_generation + 1 END,
+          lease_secret_hash = sha256(convert_to(v_secret, 'UTF8')),
+          payload_pinned = v_decision <> 'new_generation' AND k.payload_pinned
+       WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
+      RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
+      IF NOT FOUND THEN CONTINUE; END IF;
+      res.outcome := 'acquired';
+    END IF;
+    -- A lease that ran out without complete or release: its attempt goes on the record now, in
+    -- this transaction (a holder that called the processor and died leaves a trace).
+    IF v_found AND r.status = 'in_progress' THEN
+      PERFORM idem._audit_abandoned(p_tenant, p_digest, r.client_key, r.caller_id, r.resource, r.generation,
+                                    r.attempt, r.mutation_type, r.recovery_point, r.recovery_data,
+                                    r.attempts_in_generation, coalesce(r.attempted_at, r.created_at),
+                                    r.lease_expires_at, res.attempt);
+    END IF;
+    -- The holder's handle carries the lease's secret (core/keys/handle.hpp); the record keeps
+    -- only its SHA-256, so neither auditors nor a guessed fencing token can use the lease.
+    res.handle := res.handle || ':' || v_secret;
+    res.handler_key := idem._handler_key(p_digest, res.generation);
+    RETURN res;
+  END LOOP;
+END $$;
+
+-- The superseded attempt's audit row: outcome abandoned, its lease end as completed_at, its last
+-- recovery point and data; handler_called true when one of its checkpoints said the handler ran,
+-- else unknown (it may have called the processor after its last checkpoint).
+CREATE FUNCTION idem._audit_abandoned(p_tenant text, p_digest bytea, p_key text, p_caller text, p_resource text,
+                                      p_generation integer, p_attempt bigint, p_type text, p_recovery_point text,
+                                      p_recovery_data jsonb, p_retry_count integer, p_attempted_at timestamptz,
+                                      p_lease_end timestamptz, p_by_attempt bigint)
+  RETURNS void
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, p_generation, p_attempt, p_type,
+                      'abandoned',
+                      (SELECT true FROM idem.mutations m
+                        WHERE m.tenant_id = p_tenant COLLATE "C" AND m.client_key = p_key COLLATE "C"
+                          AND m.attempted_at >= p_attempted_at AND m.scope_digest = p_digest
+                          AND m.attempt = p_attempt AND m.outcome = 'checkpoint' AND m.handler_called
+                        LIMIT 1),
+                      NULL, p_recovery_data, NULL,
+                      format('lease ran out at %s; taken over by attempt %s', p_lease_end, p_by_attempt),
+                      p_recovery_point, p_retry_count, p_attempted_at, p_lease_end);
+END $$;
+REVOKE ALL ON FUNCTION idem._audit_abandoned(text, bytea, text, text, text, integer, bigint, text, text, jsonb,
+                                             integer, timestamptz, timestamptz, bigint) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION idem.release(handle text, attempt bigint, error text DEFAULT NULL,
+                                        handler_called boolean DEFAULT NULL)
+  RETURNS void
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  r idem.keys;
+  v_now timestamptz;
+BEGIN
+  r := idem._holder_row(handle, attempt, 'release');
+  v_now := clock_timestamp();
+  -- Released before a checkpoint: history after the TTL, a fresh attempt until then. Released
+  -- after one: it resumes at that checkpoint, and is never purged. Unless the holder says the
+  -- handler was not called, the processor may hold a charge under this generation's key: the
+  -- next attempt must carry the same payload.
+  UPDATE idem.keys k SET status = 'released', last_error = error, lease_expires_at = NULL,
+         expires_at = CASE WHEN k.recovery_point IS NULL THEN v_now + k.ttl END,
+         payload_pinned = k.payload_pinned OR handler_called IS NOT FALSE
+   WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
+  -- After a checkpoint the handler was called, unless told (the checkpoint recorded what it
+  -- did); before one, NULL: nobody knows.
+  PERFORM idem._audit_holder(r, 'released', CASE WHEN r.recovery_point IS NOT NULL THEN coalesce(handler_called, true)
+                                                 ELSE handler_called END,
+                             NULL, NULL, NULL, error, v_now);
+END $$;
+
+-- Executions: attempts that called the handler, or may have (released or abandoned without
+-- saying it was not called: uncertain). Every attempt of a generation sends the processor the
+-- same key, so an uncertain attempt beside a recorded charge is that charge when the processor
+-- honoured the key; a generation is listed for uncertain attempts when two or more may have
+-- charged and no charge is recorded: processor_key says where to look.
+DROP FUNCTION idem.double_charges(timestamptz);
+CREATE FUNCTION idem.double_charges(since timestamptz DEFAULT now() - interval '24 hours')
+  RETURNS TABLE (tenant_id text, client_key text, caller_id text, resource text, generation integer,
+                 executions bigint, uncertain bigint, order_ids text[], charge_ids text[], processor_key text,
+                 first_attempt timestamptz, last_attempt timestamptz)
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pg_temp AS $$
+  -- Per idempotency record (tenant, scope) and generation: a key reused after its TTL makes a new
+  -- order by design (key_reuse lists those). A resume that called the handler again and got the
+  -- same charge back (the processor's own idempotency) is not a double charge; several executing
+  -- attempts are, unless every one of them recorded a charge id and they are all the same.
+  -- uncertain: of the executions, the released or abandoned ones that may have called it.
+  WITH m AS (
+    SELECT m.*, (m.outcome IN ('checkpoint', 'completed') AND m.handler_called)
+                OR (m.outcome IN ('released', 'abandoned') AND m.handler_called IS NOT FALSE) AS executed
+      FROM idem.mutations m WHERE m.attempted_at >= since
+  )
+  SELECT m.tenant_id, min(m.client_key), min(m.caller_id), min(m.resource), m.generation,
+         count(DISTINCT m.attempt) FILTER (WHERE m.executed) AS executions,
+         count(DISTINCT m.attempt) FILTER (WHERE m.executed AND m.outcome IN ('released', 'abandoned')
+                                             AND NOT coalesce(m.handler_response ? 'charge_id', false)) AS uncertain,
+         array_agg(DISTINCT m.order_id ORDER BY m.order_id) FILTER (WHERE m.order_id IS NOT NULL) AS order_ids,
+         array_agg(DISTINCT m.handler_response ->> 'charge_id' ORDER BY m.handler_response ->> 'charge_id')
+           FILTER (WHERE m.handler_response ? 'charge_id') AS charge_ids,
+         idem._handler_key(m.scope_digest, m.generation),
+         min(m.attempted_at), max(m.attempted_at)
+    FROM m
+   GROUP BY m.tenant_id, m.scope_digest, m.generation
+  HAVING count(DISTINCT m.order_id) > 1
+      OR count(DISTINCT m.handler_response ->> 'charge_id') > 1
+      OR count(DISTINCT m.attempt) FILTER (WHERE m.executed AND m.outcome IN ('checkpoint', 'completed')) >
+         greatest(1, count(DISTINCT m.attempt) FILTER (WHERE m.executed AND m.outcome IN ('checkpoint', 'completed')
+                                                       AND m.handler_response ? 'charge_id'))
+      OR (count(DISTINCT m.attempt) FILTER (WHERE m.executed) > 1
+          AND count(DISTINCT m.handler_response ->> 'charge_id') = 0
+          AND count(*) FILTER (WHERE m.executed AND m.outcome IN ('released', 'abandoned')) > 0)
+   ORDER BY min(m.attempted_at) $$;
+COMMENT ON FUNCTION idem.double_charges(timestamptz) IS
+  'Keys whose generation executed more than once, or made more than one order or charge: possible double charges, with the processor key to look up.';
+REVOKE ALL ON FUNCTION idem.double_charges(timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.double_charges(timestamptz) TO idem_auditor, idem_operator;
+GRANT EXECUTE ON FUNCTION idem._handler_key(bytea, integer) TO idem_auditor, idem_operator;
