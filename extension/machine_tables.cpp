@@ -1,5 +1,7 @@
 #include "extension/machine_tables.hpp"
 
+#include "extension/pg/as_user.hpp"
+
 namespace idem::machines {
 namespace {
 
@@ -10,21 +12,7 @@ const char* copy_column(MemoryContext into, int n) {
   return value == nullptr ? nullptr : MemoryContextStrdup(into, value);
 }
 
-}  // namespace
-
-void read_registration(Relation rel, Oid owner, TableRegistration* out) {
-  const MemoryContext caller = CurrentMemoryContext;
-  const char* schema = get_namespace_name(RelationGetNamespace(rel));
-  const char* table = RelationGetRelationName(rel);
-  *out = TableRegistration{false, false, quote_qualified_identifier(schema, table), nullptr, nullptr, nullptr, nullptr};
-  if (get_relname_relid("machine_tables", get_namespace_oid("idem", false)) == InvalidOid) {
-    out->schema_outdated = true;
-    return;
-  }
-  Oid saved_user;
-  int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+void lookup(const char* schema, const char* table, MemoryContext caller, TableRegistration* out) {
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   if (lookup_plan == nullptr) {
     Oid types[2] = {TEXTOID, TEXTOID};
@@ -47,7 +35,20 @@ void read_registration(Relation rel, Oid owner, TableRegistration* out) {
     out->tenant_column = copy_column(caller, 4);
   }
   SPI_finish();
-  SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+}  // namespace
+
+void read_registration(Relation rel, Oid owner, TableRegistration* out) {
+  const MemoryContext caller = CurrentMemoryContext;
+  const char* schema = get_namespace_name(RelationGetNamespace(rel));
+  const char* table = RelationGetRelationName(rel);
+  *out = TableRegistration{false, false, quote_qualified_identifier(schema, table), nullptr, nullptr, nullptr, nullptr};
+  if (get_relname_relid("machine_tables", get_namespace_oid("idem", false)) == InvalidOid) {
+    out->schema_outdated = true;
+    return;
+  }
+  pg::as_user(owner, [&] { lookup(schema, table, caller, out); });
 }
 
 }  // namespace idem::machines

@@ -16,6 +16,7 @@
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/machine_cache.hpp"
 #include "extension/machine_tables.hpp"
+#include "extension/pg/as_user.hpp"
 
 namespace idem {
 namespace {
@@ -56,11 +57,7 @@ struct LogEntry {
 // written as the log's owner (the way ri_triggers.c checks as the table's owner): the role that
 // changed the row (as whom guards ran) cannot write the log itself, so it cannot forge rows.
 // On an error the transaction's abort restores the user.
-void append_log(const LogEntry& e, Oid owner) {
-  Oid saved_user;
-  int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+void insert_log_row(const LogEntry& e) {
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   if (log_plan == nullptr) {
     Oid types[10] = {TEXTOID, OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID};
@@ -84,23 +81,23 @@ void append_log(const LogEntry& e, Oid owner) {
     elog(ERROR, "pg_idempotency: could not log the transition");
   }
   SPI_finish();
-  SetUserIdAndSecContext(saved_user, saved_context);
+}
+
+void append_log(const LogEntry& e, Oid owner) {
+  pg::as_user(owner, [&] { insert_log_row(e); });
 }
 
 // PostgreSQL only: the session may act for the row's tenant, and on an UPDATE for the old row's
 // too (a row re-labelled to one's own tenant is still another's). Checked as the log's owner:
 // the writing role needs no privilege on our functions (the rule reads session_user).
 void require_row_tenants(TriggerData* td, TupleDesc desc, const char* tenant, int tenant_col, bool is_update, Oid owner) {
-  Oid saved_user;
-  int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-  hot::require_tenant(CStringGetTextDatum(tenant));
-  if (is_update) {
-    const char* old_tenant = SPI_getvalue(td->tg_trigtuple, desc, tenant_col);
-    if (old_tenant != nullptr) hot::require_tenant(CStringGetTextDatum(old_tenant));
-  }
-  SetUserIdAndSecContext(saved_user, saved_context);
+  pg::as_user(owner, [&] {
+    hot::require_tenant(CStringGetTextDatum(tenant));
+    if (is_update) {
+      const char* old_tenant = SPI_getvalue(td->tg_trigtuple, desc, tenant_col);
+      if (old_tenant != nullptr) hot::require_tenant(CStringGetTextDatum(old_tenant));
+    }
+  });
 }
 
 const char* column_value(HeapTuple tuple, TupleDesc desc, int attnum) {
