@@ -8,7 +8,7 @@
 #   make model  the model-based protocol test for MODEL_SECONDS (600 by default) on the throwaway
 #               cluster (make test runs it for 20 s); IDEM_MODEL_SEED=... replays a run
 EXTENSION = pg_idempotency
-EXTVERSION = 0.3.4
+EXTVERSION = 0.3.5
 MODULE_big = pg_idempotency
 
 CORE_SRCS := $(wildcard core/*.cpp core/*/*.cpp)
