@@ -39,6 +39,7 @@ constexpr ErrorInfo kErrors[] = {
     {ErrorCode::OutboxNotClaimed, "ERR_OUTBOX_NOT_CLAIMED", "IK022"},
     {ErrorCode::OutboxClaimTokenMismatch, "ERR_OUTBOX_CLAIM_TOKEN_MISMATCH", "IK023"},
     {ErrorCode::TenantForbidden, "ERR_TENANT_FORBIDDEN", "IK024"},
+    {ErrorCode::ConsumerForbidden, "ERR_CONSUMER_FORBIDDEN", "IK025"},
     {ErrorCode::MachineTableUnregistered, "ERR_MACHINE_TABLE_UNREGISTERED", "IK026"},
     {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
     {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},

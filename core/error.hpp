@@ -36,6 +36,7 @@ enum class ErrorCode {
   OutboxNotClaimed,     // ERR_OUTBOX_NOT_CLAIMED (not in an open claim of this consumer)
   OutboxClaimTokenMismatch,  // ERR_OUTBOX_CLAIM_TOKEN_MISMATCH (the claim was taken over, or a wrong token)
   TenantForbidden,           // ERR_TENANT_FORBIDDEN (a role bound to other tenants)
+  ConsumerForbidden,         // ERR_CONSUMER_FORBIDDEN (a role bound to other outbox consumers)
   MachineTableUnregistered,  // ERR_MACHINE_TABLE_UNREGISTERED (enforce_transitions on a table no operator registered)
   Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
   OutOfMemory,         // ERR_OUT_OF_MEMORY

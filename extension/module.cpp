@@ -1,8 +1,8 @@
 // The shared library's entry points: the module magic and _PG_init.
 #include "core/interrupts.hpp"
+#include "extension/binding_cache.hpp"
 #include "extension/gucs.hpp"
 #include "extension/hot_path/record_lookup.hpp"
-#include "extension/hot_path/tenant_check.hpp"
 #include "extension/machine_cache.hpp"
 #include "extension/outbox_functions.hpp"
 #include "extension/pg/pg_error.hpp"
@@ -35,6 +35,6 @@ void _PG_init(void) {
   RegisterSubXactCallback(idem::reset_audit_purge_on_abort, nullptr);
   idem::set_interrupt_poll(poll_backend_interrupts);
   idem::machines::register_invalidation();
-  idem::hot::register_binding_invalidation();
+  idem::bindings::register_invalidation();
   idem::hot::register_record_invalidation();
 }

@@ -1,7 +1,5 @@
 // The tenant binding check of the hot path (docs/security.md). Without any binding nobody is
-// bound; whether there is one is cached per backend and forgotten whenever idem.tenant_bindings
-// changes (a statement trigger sends a relcache invalidation, which every backend processes by
-// its next transaction: "a binding takes effect at the next transaction"). When there are
+// bound; whether there is one is cached per backend (extension/binding_cache.hpp). When there are
 // bindings, idem._require_tenant decides and names the refusal (ERR_TENANT_FORBIDDEN), so
 // there is one rule and one message.
 #pragma once
@@ -12,8 +10,5 @@ namespace idem::hot {
 
 // Inside pg::guarded, with or without an open SPI connection; raises ERR_TENANT_FORBIDDEN.
 void require_tenant(Datum tenant_text);
-
-// At library load: forget the cached answer when idem.tenant_bindings changes.
-void register_binding_invalidation();
 
 }  // namespace idem::hot
