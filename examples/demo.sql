@@ -76,7 +76,7 @@ SELECT count(*) AS key_records FROM idem.keys;
 CREATE TABLE order_status (order_id text PRIMARY KEY, tenant_id text NOT NULL DEFAULT 'acme', status text NOT NULL);
 -- An operator registers the table (machine, status, key and tenant columns); the trigger follows it.
 SELECT idem.register_machine_table('order_status', 'order', 'status', 'order_id', 'tenant_id');
-CREATE TRIGGER order_status_forward_only BEFORE INSERT OR UPDATE OF status ON order_status
+CREATE TRIGGER order_status_forward_only BEFORE INSERT OR UPDATE OF status, tenant_id, order_id ON order_status
   FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
 INSERT INTO order_status (order_id, status) VALUES ('ord_1001', 'created');
 UPDATE order_status SET status = 'confirmed' WHERE order_id = 'ord_1001';

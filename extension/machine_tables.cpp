@@ -12,23 +12,31 @@ const char* copy_column(MemoryContext into, int n) {
   return value == nullptr ? nullptr : MemoryContextStrdup(into, value);
 }
 
-void lookup(const char* schema, const char* table, MemoryContext caller, TableRegistration* out) {
+// One table's registrations. The operators are spelled out: the trigger runs this as the
+// log's owner under the writer's search_path, where an "=" of the writer's could be found first.
+void lookup(const char* schema, const char* table, const char* status_column, MemoryContext caller,
+            TableRegistration* out) {
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   if (lookup_plan == nullptr) {
-    Oid types[2] = {TEXTOID, TEXTOID};
+    Oid types[3] = {TEXTOID, TEXTOID, TEXTOID};
     SPIPlanPtr plan = SPI_prepare(
         "SELECT machine, status_column, key_column, tenant_column FROM idem.machine_tables"
-        " WHERE table_schema = $1 AND table_name = $2",
-        2, types);
+        " WHERE table_schema OPERATOR(pg_catalog.=) $1 AND table_name OPERATOR(pg_catalog.=) $2"
+        " AND ($3 IS NULL OR status_column OPERATOR(pg_catalog.=) $3) LIMIT 2",
+        3, types);
     if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "pg_idempotency: could not prepare the registration lookup");
     lookup_plan = plan;
   }
-  Datum values[2] = {CStringGetTextDatum(schema), CStringGetTextDatum(table)};
-  if (SPI_execute_plan(lookup_plan, values, nullptr, true, 1) != SPI_OK_SELECT) {
+  Datum values[3] = {CStringGetTextDatum(schema), CStringGetTextDatum(table),
+                     status_column ? CStringGetTextDatum(status_column) : Datum(0)};
+  const char nulls[4] = {' ', ' ', status_column ? ' ' : 'n', '\0'};
+  if (SPI_execute_plan(lookup_plan, values, nulls, true, 2) != SPI_OK_SELECT) {
     elog(ERROR, "pg_idempotency: could not read idem.machine_tables");
   }
-  if (SPI_processed == 1) {
+  if (SPI_processed > 0) {
     out->found = true;
+    out->ambiguous = SPI_processed > 1;
+    out->table_name = MemoryContextStrdup(caller, quote_qualified_identifier(schema, table));
     out->machine = copy_column(caller, 1);
     out->status_column = copy_column(caller, 2);
     out->key_column = copy_column(caller, 3);
@@ -37,18 +45,31 @@ void lookup(const char* schema, const char* table, MemoryContext caller, TableRe
   SPI_finish();
 }
 
+void lookup_relation(Oid relid, const char* status_column, MemoryContext caller, TableRegistration* out) {
+  lookup(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid), status_column, caller, out);
+}
+
 }  // namespace
 
-void read_registration(Relation rel, Oid owner, TableRegistration* out) {
+void read_registration(Relation rel, const char* status_column, Oid owner, TableRegistration* out) {
   const MemoryContext caller = CurrentMemoryContext;
-  const char* schema = get_namespace_name(RelationGetNamespace(rel));
-  const char* table = RelationGetRelationName(rel);
-  *out = TableRegistration{false, false, quote_qualified_identifier(schema, table), nullptr, nullptr, nullptr, nullptr};
+  *out = TableRegistration{false, false, false,
+                           quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), RelationGetRelationName(rel)),
+                           nullptr, nullptr, nullptr, nullptr};
   if (get_relname_relid("machine_tables", get_namespace_oid("idem", false)) == InvalidOid) {
     out->schema_outdated = true;
     return;
   }
-  pg::as_user(owner, [&] { lookup(schema, table, caller, out); });
+  // A row trigger on a partitioned table fires on the partition the row is in.
+  List* ancestors = rel->rd_rel->relispartition ? get_partition_ancestors(RelationGetRelid(rel)) : NIL;
+  pg::as_user(owner, [&] {
+    lookup_relation(RelationGetRelid(rel), status_column, caller, out);
+    ListCell* cell;
+    foreach (cell, ancestors) {
+      if (out->found) break;
+      lookup_relation(lfirst_oid(cell), status_column, caller, out);
+    }
+  });
 }
 
 }  // namespace idem::machines

@@ -10,15 +10,17 @@ namespace idem::machines {
 struct TableRegistration {
   bool schema_outdated;    // no idem.machine_tables: the schema predates this library (0.3.5)
   bool found;
-  const char* table_name;  // schema-qualified and quoted as format('%I.%I') does, found or not
+  bool ambiguous;          // several registrations and no status column to choose by
+  const char* table_name;  // the registered table (a partition's registered ancestor), schema-qualified
   const char* machine;
   const char* status_column;
-  const char* key_column;
+  const char* key_column;  // may be null
   const char* tenant_column;
 };
 
-// PostgreSQL only (call it guarded): the registration of `rel`, read as `owner` (the roles
-// writing guarded tables need no privilege on the registry).
-void read_registration(Relation rel, Oid owner, TableRegistration* out);
+// PostgreSQL only (call it guarded): the registration guarding `rel` (or, for a partition, its
+// nearest registered ancestor), for `status_column` (null: the table's only one), read as
+// `owner`: the roles writing guarded tables need no privilege on the registry.
+void read_registration(Relation rel, const char* status_column, Oid owner, TableRegistration* out);
 
 }  // namespace idem::machines

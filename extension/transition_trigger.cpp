@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "extension/binding_cache.hpp"
 #include "extension/boundary.hpp"
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/machine_cache.hpp"
@@ -100,6 +101,15 @@ void require_row_tenants(TriggerData* td, TupleDesc desc, const char* tenant, in
   });
 }
 
+// Whether an UPDATE of the column fires the trigger (no column list: every update does).
+bool fires_on(const Trigger* trigger, int attnum) {
+  if (trigger->tgnattr == 0) return true;
+  for (int i = 0; i < trigger->tgnattr; ++i) {
+    if (trigger->tgattr[i] == attnum) return true;
+  }
+  return false;
+}
+
 const char* column_value(HeapTuple tuple, TupleDesc desc, int attnum) {
   return pg::guarded([&] { return SPI_getvalue(tuple, desc, attnum); });
 }
@@ -141,7 +151,8 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   }
   const Oid owner = machines::log_owner();
   machines::TableRegistration reg;
-  pg::guarded([&] { machines::read_registration(td->tg_relation, owner, &reg); });
+  const char* status_arg = trigger->tgnargs >= 2 ? trigger->tgargs[1] : nullptr;
+  pg::guarded([&] { machines::read_registration(td->tg_relation, status_arg, owner, &reg); });
   if (reg.schema_outdated) {
     throw Error(ErrorCode::MachineTableUnregistered,
                 std::string("table ") + reg.table_name + " cannot be guarded: the idem schema is older than this library, which guards only registered tables",
@@ -153,14 +164,20 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
                 std::string("An operator registers it: SELECT idem.register_machine_table('") + reg.table_name +
                     "', '<machine>', '<status column>', '<key column>', '<tenant column>');");
   }
+  if (reg.ambiguous) {
+    throw Error(ErrorCode::ArgumentInvalid,
+                std::string("idem.enforce_transitions on ") + reg.table_name + ": the table guards several status columns",
+                "Name the machine and status column in the trigger: EXECUTE FUNCTION idem.enforce_transitions('<machine>', '<status column>').");
+  }
   const char* machine = reg.machine;
+  const char* reg_key = reg.key_column ? reg.key_column : "";
   const bool args_agree = trigger->tgnargs == 0 ||
-                          (std::strcmp(trigger->tgargs[0], reg.machine) == 0 && std::strcmp(trigger->tgargs[1], reg.status_column) == 0 &&
-                           (trigger->tgnargs < 3 || std::strcmp(trigger->tgargs[2], reg.key_column) == 0));
+                          (std::strcmp(trigger->tgargs[0], reg.machine) == 0 &&
+                           (trigger->tgnargs < 3 || std::strcmp(trigger->tgargs[2], reg_key) == 0));
   if (!args_agree) {
     throw Error(ErrorCode::ArgumentInvalid,
                 std::string("idem.enforce_transitions on ") + reg.table_name + ": the trigger's arguments differ from the registration (machine " +
-                    reg.machine + ", status column " + reg.status_column + ", key column " + reg.key_column + ")",
+                    reg.machine + ", status column " + reg.status_column + ", key column " + (reg.key_column ? reg.key_column : "none") + ")",
                 "Create the trigger without arguments (EXECUTE FUNCTION idem.enforce_transitions()), or with the registered ones.");
   }
   TupleDesc desc = td->tg_relation->rd_att;
@@ -171,14 +188,24 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
                     "\" is generated, and a BEFORE trigger sees it before it is computed",
                 "Guard the column the generated one is computed from.");
   }
-  const int key_col = column_number(desc, reg.key_column, "key");
+  const int key_col = reg.key_column ? column_number(desc, reg.key_column, "key") : 0;
   const int tenant_col = column_number(desc, reg.tenant_column, "tenant");
+  // Where roles are bound to tenants, a guard that does not fire when the tenant or key column
+  // changes would let a bound role re-label a row unseen, then move it as its own.
+  if (is_update && (!fires_on(trigger, tenant_col) || (key_col && !fires_on(trigger, key_col)))) {
+    if (pg::guarded([] { return bindings::any(bindings::Table::Tenant); })) {
+      throw Error(ErrorCode::ArgumentInvalid,
+                  std::string("idem.enforce_transitions on ") + reg.table_name +
+                      ": with tenant bindings, the trigger must also fire on updates of the tenant and key columns",
+                  "CREATE OR REPLACE TRIGGER ... BEFORE INSERT OR UPDATE ON the table (or UPDATE OF the status, tenant and key columns).");
+    }
+  }
   HeapTuple row = is_update ? td->tg_newtuple : td->tg_trigtuple;
   const char* to = column_value(row, desc, status_col);
   const char* from = is_update ? column_value(td->tg_trigtuple, desc, status_col) : nullptr;
-  if (is_update && from != nullptr && to != nullptr && std::strcmp(from, to) == 0) return PointerGetDatum(row);
 
-  // The row's tenant, old and new: a session bound to tenants writes only their rows' trail.
+  // The row's tenant, old and new: a session bound to tenants writes only their rows, even when
+  // the status stays (a row re-labelled in steps is still another tenant's).
   const char* tenant = column_value(row, desc, tenant_col);
   if (tenant == nullptr) {
     throw Error(ErrorCode::ArgumentInvalid, std::string("idem.enforce_transitions on ") + reg.table_name + ": tenant column " +
@@ -186,8 +213,9 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
                 "Every row of a guarded table names its tenant.");
   }
   pg::guarded([&] { require_row_tenants(td, desc, tenant, tenant_col, is_update, owner); });
+  if (is_update && from != nullptr && to != nullptr && std::strcmp(from, to) == 0) return PointerGetDatum(row);
 
-  LogEntry entry{machine, RelationGetRelid(td->tg_relation), reg.table_name, tenant, column_value(row, desc, key_col),
+  LogEntry entry{machine, RelationGetRelid(td->tg_relation), reg.table_name, tenant, key_col ? column_value(row, desc, key_col) : nullptr,
                  from, to, nullptr, -1, "applied"};
   std::string refusal;
   std::string guard_name;

@@ -10,6 +10,127 @@
 --   idem.retry_stuck lets the service finish stuck work itself (details below).
 \echo Use "ALTER EXTENSION pg_idempotency UPDATE TO '0.3.5'" to load this file. \quit
 
+-- ==== 0.3.5: the purge puts an abandoned attempt on the record (issue 20.5) ====
+
+CREATE OR REPLACE FUNCTION idem.purge_expired(batch integer DEFAULT 1000)
+  RETURNS integer
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp SET enable_seqscan = off AS $$
+DECLARE
+  -- A deleted record's key stays locked until this transaction ends (an acquirer must not insert
+  -- behind an uncommitted delete), so a call deletes at most this many: the shared lock table
+  -- (max_locks_per_transaction x max_connections) must keep room for everyone else.
+  c_max_keys constant integer := 500;
+  v_want     integer;
+  v_tenants  text[];
+  v_digests  bytea[];
+  v_rows     tid[];    -- where the scan read each locked record
+  v_gone     bytea[];
+  v_passed   bytea[] := '{}';  -- locked, found no longer history, given back: not again
+  v_lock     bigint;
+  v_removed  integer := 0;
+  v_round    integer;
+  v_now      timestamptz;
+  v_forget   timestamptz;
+  c          record;
+BEGIN
+  PERFORM idem._require_unbound('purge_expired');
+  IF batch IS NULL OR batch < 1 OR batch > 100000 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('batch must be 1..100000, got %s', coalesce(batch::text, 'NULL')),
+      'Call purge_expired repeatedly with a small batch until it returns 0.');
+  END IF;
+  v_want := least(batch, c_max_keys);
+  -- The scans compare with values fixed at the start, which the indexes can use as bounds: a
+  -- comparison with clock_timestamp() itself is volatile, only a filter, and the scan then ran
+  -- through every entry of the index whenever fewer than a batch were due (0.3.2: a call's cost
+  -- grew with the whole store and with every generation remembered). A record due a moment
+  -- later is the next call's.
+  v_now := clock_timestamp();
+  v_forget := v_now - idem._history_retention();
+  -- Rounds, each two statements: lock the candidates the batch still lacks, then delete them.
+  -- Another round only when this one locked as many as it could take and some of them had
+  -- changed before their locks were taken (no longer history): it scans again, past those. A
+  -- round that locked fewer has seen every candidate, and the call ends there (a second scan
+  -- would read the due entries again, and under REPEATABLE READ lock keys its snapshot no
+  -- longer describes).
+  WHILE v_removed < v_want LOOP
+    v_round := v_want - v_removed;
+    -- Oldest history first, until the batch is full: keys in use are passed over, not counted,
+    -- so a record held for long cannot starve the purge of the ones behind it. By purge_after
+    -- (indexed, never after expires_at; complete does not move it), then expires_at itself: a
+    -- record whose purge_after passed but which is not history yet is passed over. The lock
+    -- test runs above the ordered scan (OFFSET 0 keeps it out of the subquery, and a volatile
+    -- qual is never pushed into one), so only for the rows the LIMIT takes; CASE fixes its order: a key this very transaction holds (its lock is re-entrant) is
+    -- passed over without taking a second hold.
+    SELECT coalesce(array_agg(x.tenant_id), '{}'), coalesce(array_agg(x.scope_digest), '{}'), coalesce(array_agg(x.ctid), '{}')
+      INTO v_tenants, v_digests, v_rows
+      FROM (SELECT s.tenant_id, s.scope_digest, s.ctid
+              FROM (SELECT k.tenant_id, k.scope_digest, k.ctid FROM idem.keys k
+                     WHERE k.purge_after < v_now AND k.expires_at < v_now AND k.scope_digest <> ALL (v_passed)
+                     ORDER BY k.purge_after OFFSET 0) s
+             WHERE CASE WHEN idem._key_locked_by_me(idem._lock_key(s.scope_digest)) THEN false
+                        ELSE idem._try_lock_key(idem._lock_key(s.scope_digest)) END
+             LIMIT v_round) x;
+    EXIT WHEN cardinality(v_digests) = 0;
+    -- Under the keys' locks nobody else writes these rows, and this statement starts after every
+    -- lock was taken: it deletes those still history, raising their retired generations; it never
+    -- waits. Each row is fetched where the scan read it (a TID scan, no primary-key probe: 0.3.3's
+    -- probes were a quarter of the purge's time); the key is compared too, since a slot can hold
+    -- another row by now. A version written after the scan's snapshot and before the lock is not
+    -- visible at that place any more: the record is passed over like one that is no longer history (its lock goes
+    -- back), and the next call finds it by purge_after again.
+    WITH gone AS (
+      DELETE FROM idem.keys k
+       USING unnest(v_tenants, v_digests, v_rows) AS l(tenant_id, scope_digest, row_at)
+       WHERE k.ctid = l.row_at AND k.tenant_id = l.tenant_id COLLATE "C" AND k.scope_digest = l.scope_digest
+         AND k.expires_at < clock_timestamp()
+      RETURNING k.tenant_id, k.scope_digest, k.generation, k.status, k.attempt, k.client_key, k.caller_id,
+                k.resource, k.mutation_type, k.attempts_in_generation, k.attempted_at, k.created_at,
+                k.lease_expires_at
+    ), abandoned AS (
+      -- An attempt whose lease ran out and that nobody took over goes on the record as it leaves
+      -- (it may have called the processor; a checkpointed one is never purged).
+      INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, generation, attempt,
+                                  mutation_type, outcome, handler_called, error_message, retry_count,
+                                  attempted_at, completed_at)
+      SELECT gone.tenant_id, gone.scope_digest, gone.client_key, gone.caller_id, gone.resource, gone.generation,
+             gone.attempt, gone.mutation_type, 'abandoned', NULL,
+             format('lease ran out at %s; purged without a takeover', gone.lease_expires_at),
+             gone.attempts_in_generation, coalesce(gone.attempted_at, gone.created_at), gone.lease_expires_at
+        FROM gone WHERE gone.status = 'in_progress'
+    ), retired AS (
+      INSERT INTO idem.retired_keys AS g (tenant_id, scope_digest, generation, retired_at)
+      SELECT gone.tenant_id, gone.scope_digest, gone.generation, clock_timestamp() FROM gone
+      ON CONFLICT (tenant_id, scope_digest)
+      DO UPDATE SET generation = greatest(g.generation, excluded.generation), retired_at = excluded.retired_at
+      RETURNING g.scope_digest
+    )
+    SELECT coalesce(array_agg(r.scope_digest), '{}') INTO v_gone FROM retired r;
+    v_removed := v_removed + cardinality(v_gone);
+    -- Kept: the locks of the records that were no longer history go back now.
+    IF cardinality(v_gone) < cardinality(v_digests) THEN
+      SELECT v_passed || array_agg(d) INTO v_passed FROM unnest(v_digests) AS d WHERE d <> ALL (v_gone);
+      PERFORM idem._unlock_key(idem._lock_key(d)) FROM unnest(v_digests) AS d WHERE d <> ALL (v_gone);
+    END IF;
+    EXIT WHEN cardinality(v_digests) < v_round;
+  END LOOP;
+  -- Generations of keys unused for the whole history retention are forgotten, a batch at a time,
+  -- each under its key's lock (an acquirer or another purge may be reading or writing it), within
+  -- the same 500 locks a call may keep (0.3.2 allowed 500 more here).
+  FOR c IN SELECT o.tenant_id, o.scope_digest FROM idem.retired_keys o
+            WHERE o.retired_at < v_forget
+            ORDER BY o.retired_at LIMIT least(batch, c_max_keys - v_removed) LOOP
+    v_lock := idem._lock_key(c.scope_digest);
+    CONTINUE WHEN idem._key_locked_by_me(v_lock) OR NOT idem._try_lock_key(v_lock);
+    DELETE FROM idem.retired_keys g
+     WHERE g.tenant_id = c.tenant_id AND g.scope_digest = c.scope_digest AND g.retired_at < v_forget;
+    IF NOT FOUND THEN
+      PERFORM idem._unlock_key(v_lock);  -- nothing forgotten: nothing to keep the lock for
+    END IF;
+  END LOOP;
+  RETURN v_removed;
+END $$;
+
 -- ==== 0.3.5: registered machine tables, the log's tenant (issue 20.2) ====
 
 -- Names, not OIDs: a registration survives dump and restore, and means the same on every node.
@@ -18,11 +139,11 @@ CREATE TABLE idem.machine_tables (
   table_name    text COLLATE "C" NOT NULL,
   machine       text COLLATE "C" NOT NULL,
   status_column text COLLATE "C" NOT NULL,
-  key_column    text COLLATE "C" NOT NULL,
+  key_column    text COLLATE "C",  -- NULL: the log's row_key is NULL
   tenant_column text COLLATE "C" NOT NULL,
   registered_by name NOT NULL,
   registered_at timestamptz NOT NULL,
-  PRIMARY KEY (table_schema, table_name)
+  PRIMARY KEY (table_schema, table_name, status_column)  -- a table may guard several columns
 );
 COMMENT ON TABLE idem.machine_tables IS
   'Tables whose status column idem.enforce_transitions guards, registered by an operator (idem.register_machine_table).';
@@ -60,8 +181,8 @@ DECLARE
   v_what   text;
 BEGIN
   PERFORM idem._require_unbound('register a table for idem.enforce_transitions');
-  IF tbl IS NULL OR machine IS NULL OR status_column IS NULL OR key_column IS NULL OR tenant_column IS NULL THEN
-    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'register_machine_table: no argument may be NULL',
+  IF tbl IS NULL OR machine IS NULL OR status_column IS NULL OR tenant_column IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'register_machine_table: only key_column may be NULL',
       'For example: SELECT idem.register_machine_table(''public.orders'', ''order'', ''status'', ''order_id'', ''tenant_id'').');
   END IF;
   SELECT n.nspname, c.relname, c.relkind, c.relpersistence INTO v_schema, v_table, v_kind, v_persistence
@@ -76,6 +197,7 @@ BEGIN
       'Define its states in idem.machine_states first.');
   END IF;
   FOR v_what, v_column IN VALUES ('status', status_column), ('key', key_column), ('tenant', tenant_column) LOOP
+    CONTINUE WHEN v_column IS NULL;
     IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = v_column
                       AND a.attnum > 0 AND NOT a.attisdropped
                       AND (v_what <> 'status' OR a.attgenerated = '')
@@ -88,46 +210,66 @@ BEGIN
   INSERT INTO idem.machine_tables AS m (table_schema, table_name, machine, status_column, key_column, tenant_column,
                                         registered_by, registered_at)
   VALUES (v_schema, v_table, machine, status_column, key_column, tenant_column, session_user, clock_timestamp())
-  ON CONFLICT (table_schema, table_name) DO UPDATE
-    SET machine = EXCLUDED.machine, status_column = EXCLUDED.status_column, key_column = EXCLUDED.key_column,
+  ON CONFLICT ON CONSTRAINT machine_tables_pkey DO UPDATE
+    SET machine = EXCLUDED.machine, key_column = EXCLUDED.key_column,
         tenant_column = EXCLUDED.tenant_column, registered_by = EXCLUDED.registered_by,
         registered_at = EXCLUDED.registered_at;
 END $$;
 COMMENT ON FUNCTION idem.register_machine_table(regclass, text, text, text, text) IS
   'Operator: let idem.enforce_transitions guard tbl''s status_column with machine, logging key_column as the row key and tenant_column as its tenant.';
 
-CREATE FUNCTION idem.unregister_machine_table(tbl regclass)
-  RETURNS boolean
+-- By schema and name, so that a registration can be removed whatever became of its table.
+CREATE FUNCTION idem.unregister_machine_table(table_schema text, table_name text, status_column text DEFAULT NULL)
+  RETURNS integer
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_removed integer;
 BEGIN
   PERFORM idem._require_unbound('unregister a table from idem.enforce_transitions');
   DELETE FROM idem.machine_tables m
-   USING pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-   WHERE c.oid = tbl AND m.table_schema = n.nspname AND m.table_name = c.relname;
-  RETURN FOUND;
+   WHERE m.table_schema = unregister_machine_table.table_schema AND m.table_name = unregister_machine_table.table_name
+     AND (unregister_machine_table.status_column IS NULL OR m.status_column = unregister_machine_table.status_column);
+  GET DIAGNOSTICS v_removed = ROW_COUNT;
+  RETURN v_removed;
 END $$;
-COMMENT ON FUNCTION idem.unregister_machine_table(regclass) IS
-  'Operator: the table''s guard refuses every write from now on (ERR_MACHINE_TABLE_UNREGISTERED) until registered again or its trigger is dropped.';
+COMMENT ON FUNCTION idem.unregister_machine_table(text, text, text) IS
+  'Operator: removes the table''s registrations (one status column''s, or all); its guard then refuses every write (ERR_MACHINE_TABLE_UNREGISTERED). Returns how many were removed.';
+
+-- A dropped table takes its registrations with it: a later table of the same name is not
+-- guarded under the old one (event trigger on sql_drop).
+CREATE FUNCTION idem._machine_tables_dropped() RETURNS event_trigger
+  LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  DELETE FROM idem.machine_tables m
+   USING pg_event_trigger_dropped_objects() d
+   WHERE d.object_type = 'table' AND m.table_schema = d.schema_name AND m.table_name = d.object_name;
+END $$;
+REVOKE ALL ON FUNCTION idem._machine_tables_dropped() FROM PUBLIC;
+CREATE EVENT TRIGGER idem_machine_tables_dropped ON sql_drop EXECUTE FUNCTION idem._machine_tables_dropped();
 
 REVOKE ALL ON FUNCTION idem.register_machine_table(regclass, text, text, text, text),
-                       idem.unregister_machine_table(regclass) FROM PUBLIC;
+                       idem.unregister_machine_table(text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.register_machine_table(regclass, text, text, text, text),
-                          idem.unregister_machine_table(regclass) TO idem_operator;
+                          idem.unregister_machine_table(text, text, text) TO idem_operator;
 
 -- Tables guarded before 0.3.5 keep working when they have a tenant_id column: registered with
 -- their trigger's arguments. Others refuse writes until an operator registers them.
 INSERT INTO idem.machine_tables (table_schema, table_name, machine, status_column, key_column, tenant_column,
                                  registered_by, registered_at)
-SELECT DISTINCT ON (n.nspname, c.relname) n.nspname, c.relname,
-       convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 1)::bytea, 'UTF8'),
-       convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 2)::bytea, 'UTF8'),
-       convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 3)::bytea, 'UTF8'),
-       'tenant_id', session_user, clock_timestamp()
-  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE t.tgfoid = 'idem.enforce_transitions()'::regprocedure AND t.tgnargs >= 3
-   AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped)
- ORDER BY n.nspname, c.relname, t.tgname;
+SELECT DISTINCT ON (g.nspname, g.relname, g.status_column) g.nspname, g.relname, g.machine, g.status_column,
+       g.key_column, 'tenant_id', session_user, clock_timestamp()
+  FROM (SELECT n.nspname, c.relname, t.tgname,
+               convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 1)::bytea, 'UTF8') AS machine,
+               convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 2)::bytea, 'UTF8') AS status_column,
+               CASE WHEN t.tgnargs >= 3
+                    THEN convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 3)::bytea, 'UTF8') END AS key_column
+          FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE t.tgfoid = 'idem.enforce_transitions()'::regprocedure AND t.tgnargs >= 2 AND t.tgparentid = 0
+           AND EXISTS (SELECT 1 FROM pg_attribute a
+                        WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped)) g
+ ORDER BY g.nspname, g.relname, g.status_column, g.tgname;
 
 -- The trail reads through row security: each role sees its own tenants' mutations and transitions.
 CREATE OR REPLACE FUNCTION idem.order_trail(order_id text)
@@ -418,7 +560,9 @@ BEGIN
              lease_interval = v_lease, ttl = v_ttl, lease_expires_at = v_now + v_lease,
              expires_at = CASE WHEN k.recovery_point IS NULL THEN v_now + v_lease + v_ttl END,
              attempted_at = v_now, attempts_in_generation = k.attempts_in_generation + 1,
-             lease_secret_hash = sha256(convert_to(v_secret, 'UTF8'))
+             lease_secret_hash = sha256(convert_to(v_secret, 'UTF8')),
+             -- The attempt taken over may have called the handler: its payload stays the key's.
+             payload_pinned = k.payload_pinned OR k.status = 'in_progress'
        WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
       RETURNING k.attempt, k.generation, k.recovery_point, k.recovery_data, k.lease_expires_at
            INTO res.attempt, res.generation, res.recovery_point, res.recovery_data, res.lease_expires_at;

@@ -28,7 +28,7 @@ CREATE TABLE orders (
 -- The status column follows the reference's order machine (created -> confirmed -> shipped, ...):
 -- registered by the operator (the schema runs as one), logged with each row's tenant.
 SELECT idem.register_machine_table('orders', 'order', 'status', 'order_id', 'tenant_id');
-CREATE TRIGGER orders_status BEFORE INSERT OR UPDATE OF status ON orders
+CREATE TRIGGER orders_status BEFORE INSERT OR UPDATE OF status, tenant_id, order_id ON orders
   FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
 
 CREATE TABLE refunds (

@@ -8,6 +8,7 @@ extern "C" {
 #include "access/xact.h"          // RegisterXactCallback: the durability check at commit
 #include "catalog/namespace.h"    // get_namespace_oid / get_relname_relid for the durability check
 #include "catalog/pg_class.h"     // RELPERSISTENCE_PERMANENT
+#include "catalog/partition.h"    // get_partition_ancestors: a partition is guarded by its table's registration
 #include "catalog/pg_type.h"      // JSONBOID, TEXTOID for SPI arguments
 #include "commands/trigger.h"     // TriggerData: the forward-only status trigger
 #include "executor/spi.h"         // SPI: load the machine tables, log transitions
