@@ -118,7 +118,7 @@ check() {
 
 setup() {
   local admin="postgresql://postgres@127.0.0.1:$PGPORT"
-  psql "$admin/postgres" -qAtX -v ON_ERROR_STOP=1 \
+  psql "$admin/postgres" -qAtX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
     -c "DROP DATABASE IF EXISTS $STACK_DB WITH (FORCE)" -c "CREATE DATABASE $STACK_DB" >/dev/null
   psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 -f "$ROOT/examples/checkout-service/schema.sql" >/dev/null
   psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 >/dev/null <<SQL
