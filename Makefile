@@ -7,6 +7,9 @@
 #               reference (FUZZ_SECONDS=600 by default, split between the two)
 #   make model  the model-based protocol test for MODEL_SECONDS (600 by default) on the throwaway
 #               cluster (make test runs it for 20 s); IDEM_MODEL_SEED=... replays a run
+# The throwaway clusters run from a private copy of the server in build/pg-install/, and those
+# targets install the extension there (scripts/pg-install.sh); `make install` alone installs it
+# into the system's PostgreSQL.
 EXTENSION = pg_idempotency
 EXTVERSION = 0.3.5
 MODULE_big = pg_idempotency

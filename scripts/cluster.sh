@@ -1,8 +1,11 @@
 # shellcheck shell=bash
 # The throwaway clusters' common set-up (sourced by pg.sh, crash.sh, failover.sh, fuzz-sql.sh):
-# one place for how a server runs as `postgres` and for the initdb flags and settings every
-# cluster of ours starts from. Durable by design: acquire/complete refuse a store without fsync
+# one place for how a server runs as `postgres`, which server it runs (the private copy of
+# pg-install.sh) and the initdb flags and settings every cluster of ours starts from. Durable by design: acquire/complete refuse a store without fsync
 # or synchronous_commit. A caller appends its own lines after these (a later line wins).
+
+# shellcheck source=scripts/pg-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pg-install.sh"  # PG_BINDIR, pg_install_server
 
 # PostgreSQL refuses to run as root: do the server's work as `postgres` then.
 as_server() {

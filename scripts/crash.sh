@@ -10,7 +10,8 @@
 #   CRASH_RESTARTS (100 for make crash), CRASH_PGPORT (54340), CRASH_BUILD_DIR (build),
 #   CRASH_KEEP_LOGS (set: keep the logs after a clean run too), CRASH_THREADS (8), CRASH_POOL
 #   (keys in the workload's sliding pool, 64), CRASH_SEED (random; printed: it replays the kill
-#   times, not the threads' interleaving)
+#   times, not the threads' interleaving), CRASH_INSTALL (1: build the extension and install it
+#   into the private server copy the cluster runs from, build/pg-install/; 0: use it as it is)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -26,6 +27,10 @@ WORKLOAD="$ROOT/$BUILD_DIR/tests/crash/crash-workload"
 # would leave a dozen zombies (which also still answer kill -0). CRASH_SUBREAPER: set by this
 # script for its second start.
 if [ -z "${CRASH_SUBREAPER:-}" ]; then
+  if [ "${CRASH_INSTALL:-1}" = 1 ]; then
+    echo "crash: building the extension into the private server copy (${PG_INSTALL#"$ROOT"/})"
+    build_and_install_extension || { echo "crash: FAILED: the extension did not build or install" >&2; exit 1; }
+  fi
   echo "crash: building crash-workload in $BUILD_DIR/"
   build_cmake "$BUILD_DIR" crash_workload -DIDEM_BENCH=OFF -DIDEM_TESTS=ON || {
     echo "crash: FAILED: the build failed (cmake --build $BUILD_DIR --target crash_workload shows why)" >&2
@@ -37,8 +42,6 @@ fi
 
 SEED=${CRASH_SEED:-$(( (RANDOM << 15) | RANDOM ))}
 RANDOM=$SEED
-BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
 # Outside the checkout, where user postgres can always enter; one directory per checkout and port.
 BASE=/var/tmp/pg_idempotency-crash-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1)-$PORT
 DATA=$BASE/data
@@ -50,7 +53,8 @@ DB=crash
 URL="postgresql://postgres@127.0.0.1:$PORT/$DB?connect_timeout=5"
 
 # shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster, PG_BINDIR
+BIN=$PG_BINDIR  # this checkout's private server copy, with the extension (see the build step)
 psql_crash() { "$BIN/psql" -qAtX -v ON_ERROR_STOP=1 "postgresql://postgres@127.0.0.1:$PORT/${2:-$DB}" -c "$1"; }
 # shellcheck disable=SC2016  # $1 is the inner shell's
 port_busy() { timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$PORT" 2>/dev/null; }

@@ -5,10 +5,23 @@
 #   loopback ports, driven with real HTTP requests through every scenario (examples/demo-driver),
 #   a table of what each step returned, and the operator's forensic queries.
 # Stops what it started (the stack, and the cluster if it was not running), also on failure or
-# Ctrl-C. `make serve` starts the same stack and leaves it running (scripts/serve.sh).
+# Ctrl-C. `make serve` starts the same stack and leaves it running (scripts/serve.sh); the demo's
+# stack has its own database, run dir and ports, so a `make serve` stack keeps running beside it:
+#   DEMO_DB (idem_demo_http), DEMO_RUN (.run/demo-http), DEMO_SERVICE_PORT (7402),
+#   DEMO_PROCESSOR_PORT (7403); part 1's database DEMO_SQL_DB (idem_demo_sql); PGPORT (54320) the
+#   cluster's port.
+# Refused at once, saying what runs and how to stop it, when those are taken (scripts/stack.sh check).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+export STACK_DB=${DEMO_DB:-idem_demo_http} STACK_RUN=${DEMO_RUN:-$ROOT/.run/demo-http} \
+  SERVICE_PORT=${DEMO_SERVICE_PORT:-7402} PROCESSOR_PORT=${DEMO_PROCESSOR_PORT:-7403}
+export SERVICE_ARGS=--faults  # --faults: the demo may crash the service on purpose
+SQL_DB=${DEMO_SQL_DB:-idem_demo_sql}
+if ! scripts/stack.sh check; then
+  echo "demo: refused: the demo's stack (database $STACK_DB, ports $SERVICE_PORT and $PROCESSOR_PORT, run dir ${STACK_RUN#"$ROOT"/}) would replace what runs there; stop that, or choose others: DEMO_SERVICE_PORT=... DEMO_PROCESSOR_PORT=... DEMO_DB=... make demo" >&2
+  exit 1
+fi
 echo "== building pg_idempotency (extension, client, the demo's three programs)"
 build_and_install_extension
 build_cmake build "checkout_service payment_processor order_consumer demo_driver" -DIDEM_BENCH=OFF
@@ -18,13 +31,12 @@ check_installed_extension
 URL=$(scripts/pg.sh url)
 
 echo
-echo "==== part 1: the SQL API, step by step (examples/demo.sql, database idem_demo_sql)"
-psql "$URL" -qAtc "DROP DATABASE IF EXISTS idem_demo_sql" -c "CREATE DATABASE idem_demo_sql" >/dev/null
-psql "${URL%/*}/idem_demo_sql" -X -q -v ON_ERROR_STOP=1 -f examples/demo.sql
+echo "==== part 1: the SQL API, step by step (examples/demo.sql, database $SQL_DB)"
+psql "$URL" -qAtc "DROP DATABASE IF EXISTS $SQL_DB" -c "CREATE DATABASE $SQL_DB" >/dev/null
+psql "${URL%/*}/$SQL_DB" -X -q -v ON_ERROR_STOP=1 -f examples/demo.sql
 
 echo
-echo "==== part 2: the checkout service, its payment processor and the order consumer"
-export STACK_DB=idem_demo SERVICE_ARGS=--faults  # --faults: the demo may crash the service on purpose
+echo "==== part 2: the checkout service, its payment processor and the order consumer (database $STACK_DB, ports $SERVICE_PORT and $PROCESSOR_PORT)"
 stack_up
 scripts/stack.sh status
 echo "driving every scenario with real HTTP requests (about 30 s)..."
@@ -48,8 +60,8 @@ q "The sync plane's lag (idem.outbox_lag)" "SELECT consumer, topic, backlog, dea
 
 stack_down
 if [ "$rc" -ne 0 ]; then
-  echo "demo: some steps did not return what they must (marked MISMATCH above); logs in .run/demo/" >&2
+  echo "demo: some steps did not return what they must (marked MISMATCH above); logs in ${STACK_RUN#"$ROOT"/}/" >&2
   exit "$rc"
 fi
 echo
-echo "The databases idem_demo_sql and idem_demo stay in .pg/: make serve starts the stack again to try by hand."
+echo "The databases $SQL_DB and $STACK_DB stay in .pg/ to query; make serve starts a stack of its own (database idem_demo, ports 7400 and 7401) to try by hand."

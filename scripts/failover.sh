@@ -12,7 +12,8 @@
 #   FAILOVER_ASYNC (0)         1: an asynchronous standby (synchronous_standby_names empty): what it
 #                              loses is measured and reported, not a failure
 #   FAILOVER_PORT_A/B (54350/54351), FAILOVER_BUILD_DIR (build), FAILOVER_INSTALL (1: build and
-#   install the extension first, like make model), FAILOVER_LOAD_SECONDS (3: load before each
+#   install the extension first, like make model; both servers run from the private server copy
+#   build/pg-install/ either way), FAILOVER_LOAD_SECONDS (3: load before each
 #   crash), FAILOVER_AFTER_SECONDS (2: load on the new primary once its standby is back)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,8 +26,9 @@ PORT_B=${FAILOVER_PORT_B:-54351}
 BUILD_DIR=${FAILOVER_BUILD_DIR:-build}
 LOAD_SECONDS=${FAILOVER_LOAD_SECONDS:-3}
 AFTER_SECONDS=${FAILOVER_AFTER_SECONDS:-2}
-BASE=/var/tmp/pg_idempotency-failover  # the server's user must reach it: not under a home directory
-BIN=/usr/lib/postgresql/15/bin
+# The server's user must reach it: not under a home directory. One per checkout and port, as
+# crash.sh's: two checkouts' runs on other ports no longer refuse each other (the lock below).
+BASE=/var/tmp/pg_idempotency-failover-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1)-$PORT_A
 DB=idem_failover
 RUN_DIR=$BASE/run
 JOURNAL=$BASE/journal
@@ -37,7 +39,8 @@ say() { echo "failover: $*"; }
 die() { echo "failover: $*" >&2; exit 1; }
 
 # shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster, PG_BINDIR
+BIN=$PG_BINDIR  # this checkout's private server copy (pg_install_server below)
 
 data_of() { echo "$BASE/$1/data"; }
 port_of() { if [ "$1" = a ]; then echo "$PORT_A"; else echo "$PORT_B"; fi; }
@@ -252,7 +255,7 @@ summary() {
 
 # ---- the run -----------------------------------------------------------------------------------
 [ "$(id -u)" -eq 0 ] || [ "$(id -un)" = postgres ] || die "run as root (the servers run as postgres) or as postgres"
-if [ "${FAILOVER_INSTALL:-1}" = 1 ]; then build_and_install_extension; fi
+if [ "${FAILOVER_INSTALL:-1}" = 1 ]; then build_and_install_extension; else pg_install_server; fi
 build_cmake "$BUILD_DIR" failover_workload -DIDEM_BENCH=OFF -DIDEM_TESTS=ON
 
 exec 9>"$BASE.lock"

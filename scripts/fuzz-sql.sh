@@ -7,7 +7,8 @@
 #   FUZZ_SQL_PGPORT (54360)  the cluster's port, 127.0.0.1 only; a port in use is refused
 #   FUZZ_SQL_SEED            replays a run's choices (printed at the start; timing still varies)
 #   FUZZ_SQL_BIN             a fuzz_sql already built (make test's); otherwise built in build/
-#   FUZZ_SQL_NO_INSTALL=1    use the installed extension as it is (make test installed it)
+#   FUZZ_SQL_NO_INSTALL=1    use the extension in the private server copy (build/pg-install/) as
+#                            it is (make test installed it)
 #   FUZZ_SQL_TRACE=FILE      every statement, clipped, with its outcome
 #   FUZZ_SQL_BRIEF=1         the per-function SQLSTATE table is left out of the output (make
 #                            test's smoke run: its log stays readable); the whole report is
@@ -27,11 +28,10 @@ DATA=$BASE/data
 LOG=$BASE/server.log
 FINDINGS=$ROOT/build/fuzz-sql-findings
 DB=idem_fuzz
-PGBIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-[ -x "$PGBIN/initdb" ] || PGBIN=/usr/lib/postgresql/15/bin
 
 # shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster, PG_BINDIR
+PGBIN=$PG_BINDIR  # this checkout's private server copy (pg_install_server below)
 # shellcheck disable=SC2016  # $1 is the inner shell's
 port_busy() { timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
 
@@ -42,7 +42,7 @@ else
   build_cmake build fuzz_sql -DIDEM_BENCH=OFF
   FUZZER=$ROOT/build/tests/fuzz_sql/fuzz_sql
 fi
-if [ "${FUZZ_SQL_NO_INSTALL:-0}" != 1 ]; then build_and_install_extension; fi
+if [ "${FUZZ_SQL_NO_INSTALL:-0}" != 1 ]; then build_and_install_extension; else pg_install_server; fi
 
 if port_busy "$PORT"; then
   echo "fuzz-sql: port $PORT is in use; it is left alone. Choose another: FUZZ_SQL_PGPORT=$((PORT + 1)) make fuzz-sql" >&2

@@ -2,14 +2,13 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-# Run a command as root: directly when we are root, through sudo otherwise.
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
-}
+# shellcheck source=scripts/pg-install.sh
+source "$ROOT/scripts/pg-install.sh"  # the private server copy our clusters run from
 
-# Build the extension with PGXS and install it into the PostgreSQL 15 server directories.
+# Build the extension with PGXS and install it into this checkout's private copy of the server
+# (build/pg-install/, made or refreshed first), never into the system's directories.
 build_and_install_extension() {
-  make -C "$ROOT" -s -j"$JOBS" >/dev/null && as_root make -C "$ROOT" -s install >/dev/null
+  make -C "$ROOT" -s -j"$JOBS" >/dev/null && pg_install_server && pg_install_extension
 }
 
 # build_cmake DIR "TARGETS" [cmake options...]: configure the CMake side (core, tests, benches,
@@ -93,19 +92,25 @@ demo_driver() {
     --token "$("$stack" token acme web)" --other-token "$("$stack" token globex web)" "$@"
 }
 
-# check_installed_extension: the server on $PGPORT (ours, see pg_up) loads the pg_idempotency
-# this checkout just built and installed: PostgreSQL's copies of the shared library, the control
-# file and every sql/pg_idempotency--*.sql script are byte-identical to the checkout's, and the
-# server offers the control file's default_version.
+# check_installed_extension: the server on $PGPORT (ours, see pg_up) runs from this checkout's
+# private server copy and loads the pg_idempotency this checkout just built and installed there:
+# the server's own share and lib directories are the copy's, the copy's shared library, control
+# file and sql/pg_idempotency--*.sql scripts are byte-identical to the checkout's, and the server
+# offers the control file's default_version.
 check_installed_extension() {
-  local pg_config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-  [ -x "$pg_config" ] || pg_config=pg_config
-  local libdir sharedir version offered file installed
-  libdir=$("$pg_config" --pkglibdir) && sharedir=$("$pg_config" --sharedir) || return 1
+  local url version offered file installed dirs want_dirs
+  url=$("$ROOT/scripts/pg.sh" url)
+  dirs=$(psql "$url" -qAtX -c "SELECT string_agg(setting, ' ' ORDER BY name) FROM pg_config
+                                 WHERE name IN ('PKGLIBDIR', 'SHAREDIR')") || return 1
+  want_dirs="$(readlink -f "$PG_PKGLIBDIR") $(readlink -f "$PG_SHAREDIR")"
+  if [ "$dirs" != "$want_dirs" ]; then
+    echo "the server on port ${PGPORT:-54320} does not run from this checkout's server copy: its lib and share are '$dirs', not '$want_dirs'" >&2
+    return 1
+  fi
   for file in "$ROOT/pg_idempotency.so" "$ROOT/pg_idempotency.control" "$ROOT"/sql/pg_idempotency--*.sql; do
     case "$file" in
-      *.so) installed=$libdir/${file##*/} ;;
-      *) installed=$sharedir/extension/${file##*/} ;;
+      *.so) installed=$PG_PKGLIBDIR/${file##*/} ;;
+      *) installed=$PG_SHAREDIR/extension/${file##*/} ;;
     esac
     if ! cmp -s "$file" "$installed"; then
       echo "the installed extension is not this build: $installed differs from $file (or one is missing)" >&2
@@ -113,11 +118,11 @@ check_installed_extension() {
     fi
   done
   version=$(sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" "$ROOT/pg_idempotency.control")
-  offered=$(psql "$("$ROOT/scripts/pg.sh" url)" -qAtX \
+  offered=$(psql "$url" -qAtX \
     -c "SELECT default_version FROM pg_available_extensions WHERE name = 'pg_idempotency'") || return 1
   if [ -z "$version" ] || [ "$offered" != "$version" ]; then
     echo "the server offers pg_idempotency '${offered:-(none)}', this checkout's control file says '${version:-(none)}'" >&2
     return 1
   fi
-  echo "pg_idempotency $version: the server loads this build"
+  echo "pg_idempotency $version: the server loads this build, from the private server copy ${PG_INSTALL#"$ROOT"/}"
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL 15 cluster under .pg/ for the demo, the tests and the benchmarks.
 # usage: scripts/pg.sh start|stop|status|owned|url|psql [psql args...]|destroy
-# PGPORT overrides the port (default 54320). Run as root, the server runs as `postgres`.
+# PGPORT overrides the port (default 54320). Run as root, the server runs as `postgres`. The
+# server is this checkout's private copy (build/pg-install/, scripts/pg-install.sh), made on start.
 #   start   starts it; a no-op when this checkout's cluster already serves $PGPORT. Fails, saying
 #           which data directory owns the port, when another cluster or program listens on it.
 #   owned   exits 0 only when the server answering on $PGPORT is this checkout's cluster.
@@ -18,11 +19,10 @@ resolve_paths() {
   LOG="$BASE/server.log"
 }
 resolve_paths
-BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
 
 # shellcheck source=scripts/cluster.sh
-source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster
+source "$ROOT/scripts/cluster.sh"  # as_server, init_durable_cluster, pg_install_server
+BIN=$(pg_server_bindir)
 
 # The cluster lives in .pg/. When the server's user cannot reach the checkout (a clone under a
 # 0700 home directory, say), .pg becomes a link to a directory it can reach.
@@ -143,6 +143,8 @@ start() {
     echo "pg.sh: this checkout's cluster ($DATA) is already running, on port $other, not $PORT: use PGPORT=$other, or scripts/pg.sh stop first" >&2
     exit 1
   fi
+  pg_install_server || exit 1
+  BIN=$PG_BINDIR
   [ -f "$DATA/PG_VERSION" ] || init_cluster
   reserve_server_ports
   if ! as_server "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -o "-p $PORT" -w -t 60 start >/dev/null; then

@@ -3,6 +3,9 @@
 # the order consumer, each its own process on the throwaway cluster's database $STACK_DB, with
 # pid files and logs in .run/. Needs the cluster running (scripts/pg.sh start) and the programs
 # built (build/examples/*).
+#   scripts/stack.sh check            refuses (exit 1, saying what runs and how to stop it) when
+#                                     this stack runs, its ports are taken or its database is used
+#                                     by a stack's programs: what setup and up would break
 #   scripts/stack.sh setup            fresh database: extension, the service's schema, roles
 #   scripts/stack.sh up               start the three (each waits until it answers)
 #   scripts/stack.sh down             stop what is running (SIGTERM, then SIGKILL after 5 s)
@@ -38,9 +41,84 @@ pid_of() {
   [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ] && echo "$pid"
 }
 
+# shellcheck disable=SC2016  # $1 is the inner shell's
+port_busy() { timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
+
+# The name of process PID's program (its executable; comm is cut at 15 characters).
+program_of() {
+  local exe
+  exe=$(readlink "/proc/$1/exe" 2>/dev/null) || exe=$(cat "/proc/$1/comm" 2>/dev/null) || exe="?"
+  echo "${exe##*/}"
+}
+
+# run_dir_of PID: the run dir under .run/ whose pid file names PID; fails when none does.
+run_dir_of() {
+  local file
+  for file in "$ROOT"/.run/*/*.pid; do
+    if [ "$(cat "$file" 2>/dev/null)" = "$1" ]; then echo "${file%/*}"; return 0; fi
+  done
+  return 1
+}
+
+# Who listens on PORT, in words: a program of one of this checkout's stacks with the command that
+# stops it, or the program's name.
+port_holder() {
+  local pid dir
+  pid=$(ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2 || true)
+  [ -n "$pid" ] || { echo "a program this user cannot see"; return; }
+  if dir=$(run_dir_of "$pid"); then
+    echo "$(program_of "$pid") (pid $pid) of the stack in $dir; STACK_RUN=$dir scripts/stack.sh down stops it"
+  else
+    echo "$(program_of "$pid") (pid $pid)"
+  fi
+}
+
+# The run dirs of this checkout's running stacks whose programs use database $STACK_DB (their --db).
+stacks_on_db() {
+  local file pid
+  for file in "$ROOT"/.run/*/*.pid; do
+    pid=$(cat "$file" 2>/dev/null) || continue
+    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "/$STACK_DB "; then echo "${file%/*}"; fi
+  done | sort -u
+}
+
+# check: what setup and up would break. setup drops and recreates $STACK_DB and the token secret,
+# up starts on the two ports: refused while this stack's programs run, while another program
+# holds a port, or while a stack's programs (their roles) are connected to the database.
+check() {
+  local name pid port busy=0 users
+  for name in processor service consumer; do
+    if pid=$(pid_of "$name"); then
+      echo "stack: $name of the stack in $RUN already runs (pid $pid); STACK_RUN=$RUN scripts/stack.sh down stops it" >&2
+      busy=1
+    fi
+  done
+  for port in "$PROCESSOR_PORT" "$SERVICE_PORT"; do
+    if port_busy "$port"; then
+      echo "stack: port $port is taken by $(port_holder "$port")" >&2
+      busy=1
+    fi
+  done
+  users=$(psql "postgresql://postgres@127.0.0.1:$PGPORT/postgres" -qAtX -c "SELECT string_agg(DISTINCT usename, ', ')
+             FROM pg_stat_activity WHERE datname = '$STACK_DB'
+              AND usename IN ('checkout_service', 'order_consumer', 'demo_processor')" 2>/dev/null || true)
+  if [ -n "$users" ]; then
+    local dir found=0
+    echo "stack: database $STACK_DB is in use by a stack's programs (roles $users)" >&2
+    while read -r dir; do
+      [ -n "$dir" ] || continue
+      echo "stack: the stack in $dir uses it; STACK_RUN=$dir scripts/stack.sh down stops it" >&2
+      found=1
+    done <<<"$(stacks_on_db)"
+    [ "$found" = 1 ] || echo "stack: not a stack of this checkout's .run/ (pg_stat_activity shows the sessions)" >&2
+    busy=1
+  fi
+  [ "$busy" = 0 ]
+}
+
 setup() {
   local admin="postgresql://postgres@127.0.0.1:$PGPORT"
-  psql "$admin/postgres" -qAtX -v ON_ERROR_STOP=1 \
+  psql "$admin/postgres" -qAtX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
     -c "DROP DATABASE IF EXISTS $STACK_DB WITH (FORCE)" -c "CREATE DATABASE $STACK_DB" >/dev/null
   psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 -f "$ROOT/examples/checkout-service/schema.sql" >/dev/null
   psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 >/dev/null <<SQL
@@ -110,6 +188,7 @@ stop() {
 cmd=${1:-status}
 shift || true
 case $cmd in
+  check) check ;;
   setup) setup ;;
   up) start processor && start service && start consumer ;;
   down) stop consumer; stop service; stop processor ;;
@@ -127,5 +206,5 @@ case $cmd in
     echo "PROCESSOR_URL=http://127.0.0.1:$PROCESSOR_PORT"
     echo "STACK_DB_URL=$(db_url postgres)"
     ;;
-  *) sed -n '2,14p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,17p' "$0" >&2; exit 2 ;;
 esac

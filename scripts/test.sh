@@ -59,6 +59,7 @@ suite "payload_hash == sha256sum(canonical bytes)" scripts/check-sha256sum.sh
 suite "demo script runs to the end (examples/demo.sql)" run_demo_script
 suite "integration + stress tests (libpqxx)" build/integration_tests --gtest_brief=1
 suite "end to end: checkout service, payment processor, order consumer (real HTTP)" scripts/e2e.sh
+suite "make demo beside a running make serve (the serve stack keeps running)" tests/scripts/demo_beside_serve_test.sh
 # Smoke runs of the reliability and hostile-input suites, each on servers of its own (make crash,
 # make failover, make fuzz-sql run them long; docs/reliability.md).
 suite "crash loop smoke (5 SIGKILL restarts, amcheck)" env CRASH_RESTARTS=5 scripts/crash.sh

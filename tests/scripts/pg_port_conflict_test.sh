@@ -4,14 +4,20 @@
 # (pg_up/pg_down in scripts/lib.sh) stops only a server it started, also on failure and signals.
 #
 # Runs on its own, beside (and without touching) the checkout's cluster: a copy of pg.sh and lib.sh
-# in a temporary fake checkout (its .pg is a link to /var/tmp when run as root, as in a 0700 home),
-# a second throwaway cluster in a temporary directory, ports from 54410-54419 that nothing uses.
-# Everything it starts or makes is stopped and removed on any exit.
+# in a temporary fake checkout (its .pg and its private server copy build/pg-install are links to
+# /var/tmp when run as root, as in a 0700 home), a second throwaway cluster in a temporary
+# directory, ports from 54410-54419 that nothing uses. Both servers run from private copies of the
+# system's server (scripts/pg-install.sh): the other cluster from this checkout's, the fake
+# checkout's from its own. Everything it starts or makes is stopped and removed on any exit.
 set -uo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
-[ -x "$BIN/initdb" ] || BIN=/usr/lib/postgresql/15/bin
+ROOT=$REPO
+# shellcheck source=scripts/pg-install.sh
+source "$REPO/scripts/pg-install.sh"
+pg_install_server || exit 1
+BIN=$PG_BINDIR
+unset IDEM_PG_INSTALL  # the fake checkout makes its own copy
 
 as_server() {
   if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
@@ -39,6 +45,9 @@ cleanup() {
       echo "cleanup: could not stop the other cluster in $OTHER/data" >&2
   fi
   case "${FAKE_BASE:-}" in /var/tmp/pg_idempotency-*) rm -rf "$FAKE_BASE" ;; esac  # if destroy failed
+  local fake_install
+  fake_install=$(readlink -f "$FAKE/build/pg-install" 2>/dev/null)
+  case "$fake_install" in /var/tmp/pg_idempotency-install-*) rm -rf "$fake_install" ;; esac
   rm -rf "$WORK"
   exit "$rc"
 }
@@ -88,8 +97,9 @@ echo "ports: other cluster $OTHER_PORT, fake checkout $OUR_PORT, spare $SPARE_PO
 
 # ---- the fake checkout and the wrapper that uses test.sh's helper --------------------------------
 mkdir -p "$FAKE/scripts"
-cp "$REPO/scripts/pg.sh" "$REPO/scripts/lib.sh" "$REPO/scripts/cluster.sh" "$FAKE/scripts/"
-# Like a clone in a 0700 home directory: as root, pg.sh then links .pg to a /var/tmp directory.
+cp "$REPO/scripts/pg.sh" "$REPO/scripts/lib.sh" "$REPO/scripts/cluster.sh" "$REPO/scripts/pg-install.sh" "$FAKE/scripts/"
+# Like a clone in a 0700 home directory: as root, pg.sh then links .pg and build/pg-install to
+# /var/tmp directories.
 chmod 700 "$FAKE"
 # wrapper.sh MODE MARKER: pg_up as test.sh/demo.sh do; writes MARKER only if it got a server
 # that is ours; then MODE: ok (exit 0), fail (exit 7), int (SIGINT to itself), wait (sleep
@@ -163,8 +173,10 @@ for mode in ok fail int; do
   expect_rc "pg.sh status after the wrapper ($mode): stopped" 3 "$rc" "$out"
 done
 FAKE_BASE=$(readlink -f "$FAKE/.pg")
+FAKE_INSTALL=$(readlink -f "$FAKE/build/pg-install")
 if [ "$(id -u)" -eq 0 ]; then
   expect_in "as root, .pg of a 0700 checkout is a link to /var/tmp" "/var/tmp/pg_idempotency-" "$FAKE_BASE"
+  expect_in "as root, build/pg-install of a 0700 checkout is a link to /var/tmp" "/var/tmp/pg_idempotency-install-" "$FAKE_INSTALL"
 fi
 
 rm -f "$MARK"
@@ -186,6 +198,12 @@ out=$(PGPORT=$OUR_PORT "$PGSH" start 2>&1); rc=$?
 expect_rc "pg.sh start again: a no-op" 0 "$rc" "$out"
 out=$(PGPORT=$OUR_PORT "$PGSH" owned 2>&1); rc=$?
 expect_rc "pg.sh owned on our port (through the .pg link)" 0 "$rc" "$out"
+# sharedir PORT: where the server on PORT finds its share/ (computed from its own binary's path).
+sharedir() {
+  "$BIN/psql" -qAtX "host=127.0.0.1 port=$1 user=postgres dbname=postgres" -c "SELECT setting FROM pg_config WHERE name = 'SHAREDIR'"
+}
+expect_in "the fake checkout's server runs from its own private copy" "$FAKE_INSTALL$SYSTEM_PG_SHAREDIR" "$(sharedir "$OUR_PORT")"
+expect_in "the other cluster runs from this checkout's private copy" "$(readlink -f "$PG_SHAREDIR")" "$(sharedir "$OTHER_PORT")"
 for mode in ok fail; do
   case $mode in ok) want=0 ;; fail) want=7 ;; esac
   rm -f "$MARK"
