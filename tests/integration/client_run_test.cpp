@@ -141,13 +141,29 @@ TEST(ClientRun, InvalidKeyGives400WithCoresMessageWithoutARoundTrip) {
   EXPECT_EQ(short_key.status, 400);
   EXPECT_EQ(short_key.headers, kProblemHeaders);
   EXPECT_EQ(short_key.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
-                                    "idempotency key is 9 characters long; it must be 16 to 128"));
+                                    "idempotency key is 9 characters long; it must be 16 to 255"));
   const Response newline = client.run(order_request("0123456789abcdef\n"), order_handler(runs, "ord_1"));
   EXPECT_EQ(newline.status, 400);
   EXPECT_EQ(newline.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
                                   "idempotency key has a byte outside printable ASCII (0x0A) at position 16"));
   EXPECT_EQ(runs, 0);
   EXPECT_EQ(client.stats().round_trips, 0u);
+}
+
+// 255 characters (Stripe's limit) is the default maximum of the client and of the server alike:
+// the client lets a 255-character key through and the server's idem.key_max_length accepts it.
+TEST(ClientRun, KeyOf255CharactersRunsAnd256IsRefusedByDefault) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::atomic<int> runs{0};
+  const Response longest = client.run(order_request(std::string(255, 'k')), order_handler(runs, "ord_1"));
+  EXPECT_EQ(longest.status, 201) << longest.body;
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys WHERE length(client_key) = 255"), 1);
+  const Response too_long = client.run(order_request(std::string(256, 'k')), order_handler(runs, "ord_2"));
+  EXPECT_EQ(too_long.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
+                                   "idempotency key is 256 characters long; it must be 16 to 255"));
+  EXPECT_EQ(runs, 1);
 }
 
 TEST(ClientRun, InvalidJsonBodyGives400AnInexactNumber400AndALargeBody413) {
