@@ -12,9 +12,12 @@ namespace {
 
 const std::string kKey = "c0ffee00-1111-4222-8333-444455556666";
 
-std::string problem(int status, const std::string& code, const std::string& title, const std::string& detail) {
+// A problem body as the client renders it; stored: the "stored" member's value, "" for none.
+std::string problem(int status, const std::string& code, const std::string& title, const std::string& detail,
+                    const std::string& stored = "false") {
   return R"({"type":"urn:pg-idempotency:error:)" + code + R"(","title":")" + title + R"(","status":)" +
-         std::to_string(status) + R"(,"detail":")" + detail + R"(","code":")" + code + R"("})";
+         std::to_string(status) + R"(,"detail":")" + detail + R"(","code":")" + code + R"(")" +
+         (stored.empty() ? "" : R"(,"stored":)" + stored) + "}";
 }
 
 const std::vector<Header> kProblemHeaders = {{"Content-Type", "application/problem+json"}};
@@ -430,11 +433,17 @@ TEST(ClientErrors, ProblemResponsesFollowDocsErrorsMd) {
   const Response lost = problem_response(LeaseLost("ERR_LEASE_LOST", "IK005", "cannot complete key t:ab: lost"));
   EXPECT_EQ(lost.status, 503);
   EXPECT_EQ(lost.headers, (std::vector<Header>{{"Content-Type", "application/problem+json"}, {"Retry-After", "2"}}));
-  EXPECT_EQ(lost.body, problem(503, "ERR_LEASE_LOST", "Lease lost", "cannot complete key t:ab: lost"));
+  // The server's message (key digest, attempt numbers) stays in what(), for the log.
+  EXPECT_EQ(lost.body, problem(503, "ERR_LEASE_LOST", "Lease lost",
+                               "this attempt lost its hold on the Idempotency-Key before recording its result (it took "
+                               "longer than its lease and another attempt took the key over, or the key was resolved "
+                               "meanwhile); retry the same request with the same Idempotency-Key after Retry-After "
+                               "seconds: it gets the recorded answer, or 409 while the other attempt still runs"));
+  EXPECT_EQ(lost.body.find("t:ab"), std::string::npos);
   const Response unknown = problem_response(OutcomeUnknown("server closed the connection"));
   EXPECT_EQ(unknown.status, 503);
   EXPECT_EQ(unknown.body, problem(503, "ERR_CLIENT_OUTCOME_UNKNOWN", "Outcome unknown",
-                                  "outcome unknown — retry with the same key"));
+                                  "outcome unknown — retry with the same key", ""));  // it may have been stored
   EXPECT_EQ(std::string(OutcomeUnknown("x").what()), "ERR_CLIENT_OUTCOME_UNKNOWN: outcome unknown — retry with the same key");
   const Response misconfigured = problem_response(InvalidArgument(
       "ERR_ARGUMENT_INVALID", "IK012", "server misconfiguration: idem.key_min_length (64) exceeds idem.key_max_length (32)"));
