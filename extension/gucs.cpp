@@ -9,7 +9,7 @@ int default_ttl_seconds = 24 * 60 * 60;
 int lease_timeout_seconds = 30;
 int retry_after_seconds = 2;
 int key_min_length = 16;
-int key_max_length = 128;
+int key_max_length = 255;  // Stripe's limit; core/keys/key_validation.hpp agrees
 bool allow_non_atomic_store = false;
 int wait_timeout_ms = 5000;
 int max_lease_seconds = 60 * 60;
@@ -34,7 +34,7 @@ void define() {
                           "Checked against idem.key_max_length at use, not here: settings load in any order.", &key_min_length,
                           16, 1, 1024, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("idem.key_max_length", "Longest idempotency key accepted.", nullptr, &key_max_length,
-                          128, 1, 1024, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+                          255, 1, 1024, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   DefineCustomBoolVariable(
       "idem.allow_non_atomic_store",
       "TESTS ONLY: let acquire/complete run on a store that can lose acknowledged writes.",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test's end-to-end suite: the demo stack on its own ports, run dir and database (so a
-# `make serve` stays untouched), the demo driver's scenarios plus a planted double charge, and
-# the processor's own HTTP contract test. Needs the cluster running and `build/` built.
+# `make serve` stays untouched), the demo driver's scenarios plus a planted double charge, the
+# service's HTTP contract test and the processor's. Needs the cluster running and `build/` built.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -12,6 +12,9 @@ scripts/stack.sh setup
 scripts/stack.sh up
 rc=0
 demo_driver --plant || rc=1
+tests/e2e/service_test.sh "http://127.0.0.1:$SERVICE_PORT" "http://127.0.0.1:$PROCESSOR_PORT" \
+  "$(scripts/stack.sh token acme web)" || rc=1
+# Last: it resets the processor's data.
 tests/e2e/processor_test.sh "http://127.0.0.1:$PROCESSOR_PORT" || rc=1
 [ "$rc" -eq 0 ] || echo "e2e: logs in $STACK_RUN/" >&2
 exit "$rc"

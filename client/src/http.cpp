@@ -70,12 +70,18 @@ const std::string* Response::header(std::string_view name) const {
 
 Response problem_response(int status, const std::string& code, const std::string& title, const std::string& detail,
                           const std::string& type_base) {
+  return problem_response(status, code, title, detail, Stored::unsaid, type_base);
+}
+
+Response problem_response(int status, const std::string& code, const std::string& title, const std::string& detail,
+                          Stored stored, const std::string& type_base) {
   nlohmann::ordered_json body;
   body["type"] = type_base + code;
   body["title"] = title;
   body["status"] = status;
   body["detail"] = detail;
   body["code"] = code;
+  if (stored != Stored::unsaid) body["stored"] = stored == Stored::yes;
   Response r;
   r.status = status;
   r.headers.push_back({"Content-Type", "application/problem+json"});
@@ -84,12 +90,40 @@ Response problem_response(int status, const std::string& code, const std::string
   return r;
 }
 
+namespace {
+
+// The detail an HTTP client reads. A 500 says nothing of the database's internals; ours (IK...)
+// say what to do. Some messages carry what is the service's log's (what() keeps them), not its
+// client's: ERR_LEASE_LOST names the key's digest and attempt numbers, a lost connection libpq's
+// message with the database's host and port, a pool timeout the pool's settings.
+std::string public_detail(const ClientError& error, const Mapping& m) {
+  const std::string& n = error.name();
+  if (n == "ERR_LEASE_LOST") {
+    return "this attempt lost its hold on the Idempotency-Key before recording its result (it took longer than its "
+           "lease and another attempt took the key over, or the key was resolved meanwhile); retry the same request "
+           "with the same Idempotency-Key after Retry-After seconds: it gets the recorded answer, or 409 while the "
+           "other attempt still runs";
+  }
+  if (n == "ERR_CLIENT_CONNECTION_LOST") {
+    return "the service lost its database connection before anything was committed; retry the same request with "
+           "the same Idempotency-Key after Retry-After seconds";
+  }
+  if (n == "ERR_CLIENT_POOL_TIMEOUT") {
+    return "the service had no free database connection in time and did nothing; retry the same request with the "
+           "same Idempotency-Key after Retry-After seconds";
+  }
+  const bool ours = error.sqlstate().rfind("IK", 0) == 0 || error.name().rfind("ERR_CLIENT_", 0) == 0;
+  return ours || m.status != 500 ? error.detail() : "the request could not be completed";
+}
+
+}  // namespace
+
 Response problem_response(const ClientError& error, const ClientOptions& options) {
   const Mapping m = mapping_of(error, options);
-  // A 500 says nothing of the database's internals; ours (IK...) say what to do.
-  const bool ours = error.sqlstate().rfind("IK", 0) == 0 || error.name().rfind("ERR_CLIENT_", 0) == 0;
-  const std::string detail = ours || m.status != 500 ? error.detail() : "the request could not be completed";
-  Response r = problem_response(m.status, error.name(), m.title, detail, options.problem_type_base);
+  // A ClientError means nothing was recorded, except that a COMMIT lost on its way may have been.
+  const Stored stored = dynamic_cast<const OutcomeUnknown*>(&error) ? Stored::unsaid : Stored::no;
+  Response r = problem_response(m.status, error.name(), m.title, public_detail(error, m), stored,
+                                options.problem_type_base);
   if (m.retry_after) r.headers.push_back({"Retry-After", std::to_string(options.retry_after.count())});
   return r;
 }
@@ -141,7 +175,7 @@ Response in_progress(const ClientOptions& options, long retry_after_seconds) {
   Response r = problem_response(409, "ERR_IDEMPOTENCY_IN_PROGRESS", "Request in progress",
                                 "a request with this Idempotency-Key is still being processed; retry the same request "
                                 "with the same key after Retry-After seconds",
-                                options.problem_type_base);
+                                Stored::no, options.problem_type_base);
   r.headers.push_back({"Retry-After", std::to_string(retry_after_seconds)});
   return r;
 }
@@ -150,7 +184,7 @@ Response mismatch(const ClientOptions& options) {
   return problem_response(options.profile == Profile::reference ? 409 : 422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH",
                           "Idempotency-Key reused with a different payload",
                           "this Idempotency-Key was used with a different request; use a new key for a new request",
-                          options.problem_type_base);
+                          Stored::no, options.problem_type_base);
 }
 
 }  // namespace http

@@ -7,9 +7,11 @@
 
 namespace idem::keys {
 
+// The defaults of idem.key_min_length / idem.key_max_length. 255: Stripe's limit, so a key a
+// client already sends to Stripe fits.
 struct KeyLimits {
   std::size_t min_length = 16;
-  std::size_t max_length = 128;
+  std::size_t max_length = 255;
 };
 
 // Throws ErrorCode::KeyMissing for an absent (nullopt) or empty key, ErrorCode::KeyInvalid for

@@ -6,7 +6,8 @@ namespace checkout {
 namespace {
 
 idem::Response invalid(const std::string& detail) {
-  return idem::problem_response(400, "ERR_REQUEST_INVALID", "Invalid request", detail);
+  // Before any key work: nothing is recorded, and the fixed request may reuse its key.
+  return idem::problem_response(400, "ERR_REQUEST_INVALID", "Invalid request", detail, idem::Stored::no);
 }
 
 bool currency_code(const nlohmann::json& v) {

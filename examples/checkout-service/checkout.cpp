@@ -16,7 +16,7 @@ idem::Response declined(idem::Lease& lease, const std::string& charge_id, const 
   audit.handler_response = nlohmann::json{{"charge_id", charge_id}, {"error", code}}.dump();
   audit.local_status = "declined";
   return lease.complete(
-      idem::problem_response(402, "ERR_PAYMENT_DECLINED", "Payment declined", "the processor answered " + code), audit);
+      problem(402, "ERR_PAYMENT_DECLINED", "Payment declined", "the processor answered " + code, idem::Stored::yes), audit);
 }
 
 }  // namespace
@@ -27,7 +27,9 @@ void Service::checkout(const httplib::Request& req, httplib::Response& res) {
   const std::string session_id = req.matches[1];
   const auto body = parse_checkout(req.body);
   if (const auto* bad = std::get_if<idem::Response>(&body)) return send(*bad, res);
-  const idem::Request request = idem_request(*who, req, "/checkout/" + session_id + "/complete", "create");
+  const auto keyed = idem_request(*who, req, "/checkout/" + session_id + "/complete", "create");
+  if (const auto* bad = std::get_if<idem::Response>(&keyed)) return send(*bad, res);
+  const idem::Request& request = std::get<idem::Request>(keyed);
   auto begun = client_.begin(request);
   if (const auto* early = std::get_if<idem::Response>(&begun)) return send(*early, res);  // replay, 409, 422, 400
   const bool crash = config_.faults && req.get_header_value("X-Demo-Fault") == "crash-after-charge";

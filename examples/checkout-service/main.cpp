@@ -96,7 +96,6 @@ int main(int argc, char** argv) {
   try {
     checkout::Service service(config);
     httplib::Server server;
-    server.set_payload_max_length(1 << 20);
     service.route(server);
     // Enough workers for a burst of duplicates (each waits at most acquire_timeout for a connection).
     server.new_task_queue = [] { return new httplib::ThreadPool(32); };

@@ -2,7 +2,16 @@
 
 #include <httplib.h>
 
+#include <cstdio>
+
 namespace checkout {
+namespace {
+
+std::string duration_text(std::chrono::milliseconds d) {
+  return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
+}
+
+}  // namespace
 
 ProcessorClient::ProcessorClient(std::string base_url, std::chrono::milliseconds timeout)
     : base_url_(std::move(base_url)), timeout_(timeout) {}
@@ -21,8 +30,19 @@ ProcessorAnswer ProcessorClient::call(const std::string& method, const std::stri
       method == "GET" ? http.Get(path.c_str(), headers) : http.Post(path.c_str(), headers, body, "application/json");
   ProcessorAnswer a;
   if (!res) {
-    a.kind = res.error() == httplib::Error::Read ? ProcessorAnswer::Kind::timed_out : ProcessorAnswer::Kind::unavailable;
-    a.error = "payment processor: " + httplib::to_string(res.error());
+    // cpp-httplib's name for the failure ("Read", "Connection") is for the log, not for the caller.
+    std::fprintf(stderr, "checkout-service: payment processor %s %s: %s\n", method.c_str(), path.c_str(),
+                 httplib::to_string(res.error()).c_str());
+    if (res.error() == httplib::Error::Read) {
+      // Sent, then no answer in time (or the connection broke while waiting): it may have acted.
+      a.kind = ProcessorAnswer::Kind::timed_out;
+      a.error = "the payment processor did not answer within " + duration_text(timeout_) + "; it may have acted on the request";
+    } else {
+      a.kind = ProcessorAnswer::Kind::unavailable;
+      a.error = res.error() == httplib::Error::Connection ? "the payment processor could not be reached"
+                : res.error() == httplib::Error::Write     ? "the request could not be sent to the payment processor"
+                                                           : "the payment processor could not be called";
+    }
     return a;
   }
   a.status = res->status;
@@ -33,7 +53,7 @@ ProcessorAnswer ProcessorClient::call(const std::string& method, const std::stri
     a.kind = ProcessorAnswer::Kind::refused;
   } else {
     a.kind = ProcessorAnswer::Kind::unavailable;
-    a.error = "payment processor answered " + std::to_string(res->status);
+    a.error = "the payment processor answered " + std::to_string(res->status);
   }
   return a;
 }

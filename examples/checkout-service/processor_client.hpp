@@ -20,7 +20,7 @@ struct ProcessorAnswer {
   Kind kind = Kind::unavailable;
   int status = 0;
   nlohmann::json body;
-  std::string error;  // for unavailable / timed_out
+  std::string error;  // for unavailable / timed_out: what happened, in words (the 503/504 detail, the audit's)
 };
 
 class ProcessorClient {

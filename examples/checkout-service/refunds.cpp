@@ -24,13 +24,15 @@ void Service::refund(const httplib::Request& req, httplib::Response& res) {
   if (!who) return;
   const std::string payment_id = req.matches[1];
   if (!uuid_v4(payment_id)) {
-    return send(idem::problem_response(400, "ERR_REQUEST_INVALID", "Invalid request",
-                                       "payment_id must be a lower-case UUIDv4"),
+    return send(problem(400, "ERR_REQUEST_INVALID", "Invalid request", "payment_id must be a lower-case UUIDv4",
+                        idem::Stored::no),
                 res);
   }
   const auto body = parse_refund(req.body);
   if (const auto* bad = std::get_if<idem::Response>(&body)) return send(*bad, res);
-  const idem::Request request = idem_request(*who, req, "/v1/payments/" + payment_id + "/refunds", "refund");
+  const auto keyed = idem_request(*who, req, "/v1/payments/" + payment_id + "/refunds", "refund");
+  if (const auto* bad = std::get_if<idem::Response>(&keyed)) return send(*bad, res);
+  const idem::Request& request = std::get<idem::Request>(keyed);
   auto begun = client_.begin(request);
   if (const auto* early = std::get_if<idem::Response>(&begun)) return send(*early, res);
   send(refund_with(std::get<idem::Lease>(begun), request, payment_id, std::get<RefundBody>(body)), res);
@@ -48,7 +50,7 @@ idem::Response Service::refund_with(idem::Lease& lease, const idem::Request& req
     audit.order_id = rows.empty() ? std::nullopt : rows.at(0).at(0);
     audit.handler_called = false;
     audit.local_status = "refused";
-    return lease.complete(idem::problem_response(status, code, title, detail), audit);
+    return lease.complete(problem(status, code, title, detail, idem::Stored::yes), audit);
   };
   if (rows.empty()) return refuse(404, "ERR_PAYMENT_NOT_FOUND", "Payment not found", "no payment " + payment_id);
   const std::string order_id = rows[0][0].value();

@@ -12,6 +12,7 @@ idem::ClientOptions client_options(const ServiceConfig& config) {
   idem::ClientOptions o;
   o.lease = config.lease;
   o.pool_size = 8;
+  o.max_body_bytes = kMaxBodyBytes;
   return o;
 }
 
@@ -21,12 +22,15 @@ Service::Service(const ServiceConfig& config)
     : config_(config), client_(config.db_url, client_options(config)), processor_(config.processor_url, config.processor_timeout) {}
 
 void Service::route(httplib::Server& server) {
-  server.Post(R"(/checkout/([A-Za-z0-9_-]{1,64})/complete)",
-              [this](const httplib::Request& req, httplib::Response& res) { checkout(req, res); });
-  server.Post(R"(/v1/payments/([^/]+)/refunds)",
-              [this](const httplib::Request& req, httplib::Response& res) { refund(req, res); });
-  server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-  // Whatever a handler throws (the database gone, a lease lost) becomes its problem response.
+  routes_.post(server, R"(/checkout/([A-Za-z0-9_-]{1,64})/complete)",
+               [this](const httplib::Request& req, httplib::Response& res) { checkout(req, res); });
+  routes_.post(server, R"(/v1/payments/([^/]+)/refunds)",
+               [this](const httplib::Request& req, httplib::Response& res) { refund(req, res); });
+  routes_.get(server, "/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  server.set_payload_max_length(kMaxBodyBytes);
+  answer_framework_errors(server, routes_, kMaxBodyBytes);
+  // Whatever a handler throws (the database gone, a lease lost) becomes its problem response;
+  // the message (which may name key digests and attempts) goes to the log only.
   server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     try {
       std::rethrow_exception(ep);
@@ -35,7 +39,9 @@ void Service::route(httplib::Server& server) {
       send(idem::problem_response(e), res);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "checkout-service: %s %s: %s\n", req.method.c_str(), req.path.c_str(), e.what());
-      send(idem::problem_response(500, "ERR_INTERNAL", "Internal error", "the request could not be completed"), res);
+      // Whether anything was recorded before the throw is not known here.
+      send(problem(500, "ERR_INTERNAL", "Internal error", "the request could not be completed", idem::Stored::unsaid),
+           res);
     }
   });
 }
@@ -43,10 +49,13 @@ void Service::route(httplib::Server& server) {
 idem::Response Service::released(idem::Lease& lease, const ProcessorAnswer& answer) {
   lease.release(answer.error);
   const bool timed_out = answer.kind == ProcessorAnswer::Kind::timed_out;
-  idem::Response r = idem::problem_response(
-      timed_out ? 504 : 503, timed_out ? "ERR_PROCESSOR_TIMEOUT" : "ERR_PROCESSOR_UNAVAILABLE",
-      timed_out ? "Payment processor timeout" : "Payment processor unavailable",
-      answer.error + "; retry with the same Idempotency-Key (nothing is charged twice)");
+  idem::Response r =
+      problem(timed_out ? 504 : 503, timed_out ? "ERR_PROCESSOR_TIMEOUT" : "ERR_PROCESSOR_UNAVAILABLE",
+              timed_out ? "Payment processor timeout" : "Payment processor unavailable",
+              answer.error +
+                  ". Retry with the same Idempotency-Key after Retry-After seconds: the retry first asks the "
+                  "processor what it did, so nothing is charged or refunded twice",
+              idem::Stored::no);
   r.headers.push_back({"Retry-After", "1"});
   return r;
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <string>
 
+#include "http_glue.hpp"
 #include "idem/client.hpp"
 #include "processor_client.hpp"
 
@@ -24,9 +25,14 @@ struct ServiceConfig {
   bool faults = false;  // honour X-Demo-Fault (tests and the demo only)
 };
 
+// Request bodies beyond this are refused with 413 (by cpp-httplib, and by the client's check).
+constexpr std::size_t kMaxBodyBytes = 1 << 20;
+
 class Service {
  public:
   explicit Service(const ServiceConfig& config);
+  // The routes, the body limit and the problem+json answers of errors; `server` must not outlive
+  // the service.
   void route(httplib::Server& server);
 
  private:
@@ -43,6 +49,7 @@ class Service {
   ServiceConfig config_;
   idem::Client client_;
   ProcessorClient processor_;
+  Routes routes_;
 };
 
 }  // namespace checkout

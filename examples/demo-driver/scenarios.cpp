@@ -325,7 +325,7 @@ void plant_double_charge(Driver& d) {
   };
   std::string held = d.sql(acquire);
   std::string handle = held.substr(0, held.find(' ')), attempt = held.substr(held.find(' ') + 1);
-  const std::string ch1 = charge(d.sql("SELECT idem.handler_key('" + handle + "')"));
+  const std::string ch1 = charge(d.sql("SELECT idem.handler_key('" + handle + "', " + attempt + ")"));
   d.sql("SELECT idem.checkpoint('" + handle + "', " + attempt + ", 'charged', '{\"charge_id\":\"" + ch1 + "\"}')");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   held = d.sql(acquire);

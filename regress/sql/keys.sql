@@ -4,11 +4,12 @@
 \set SHOW_CONTEXT never
 
 --
--- validate_key: accepted keys return void (expect_error says 'no error')
+-- validate_key: accepted keys return void (expect_error says 'no error'). By default keys are
+-- 16 to 255 characters (255: Stripe's limit; 0.3.4 refused keys over 128).
 --
 SELECT label, expect_error(format('SELECT idem.validate_key(%L)', k)) AS result
   FROM (VALUES ('16 chars', repeat('k', 16)),
-               ('128 chars', repeat('k', 128)),
+               ('255 chars', repeat('k', 255)),
                ('uuid', '9b2f6a4e-1c8d-4e0b-a7f3-5d6c2e1b0a99'),
                ('all punctuation', ' !"#$%&''()*+,-./0123456789:;<=>?@[\]^_`{|}~'),
                ('spaces are printable', '        spaces  ')) AS t(label, k);
@@ -25,7 +26,7 @@ SELECT error_hint($$SELECT idem.validate_key('')$$);
 --
 SELECT label, expect_error(format('SELECT idem.validate_key(%L)', k)) AS error
   FROM (VALUES ('15 chars', repeat('k', 15)),
-               ('129 chars', repeat('k', 129)),
+               ('256 chars', repeat('k', 256)),
                ('1 char', 'k'),
                ('non-ASCII', repeat('k', 15) || 'é'),
                ('non-ASCII first', 'é' || repeat('k', 15)),
@@ -34,12 +35,12 @@ SELECT label, expect_error(format('SELECT idem.validate_key(%L)', k)) AS error
                ('DEL', repeat('k', 10) || E'\x7f' || repeat('k', 10))) AS t(label, k);
 -- Bytes are checked before length, so the length is only measured for an all-ASCII key, where
 -- bytes and characters agree: a non-ASCII key always reports its first non-ASCII byte, whatever
--- its length. 8 x 'é' is 8 characters (16 bytes); 70 x 'é' is 70 characters (within 16..128) but
--- 140 bytes: it must not be reported as "140 characters long".
+-- its length. 8 x 'é' is 8 characters (16 bytes); 200 x 'é' is 200 characters (within 16..255) but
+-- 400 bytes: it must not be reported as "400 characters long".
 SELECT expect_error(format('SELECT idem.validate_key(%L)', repeat('é', 8)));
 SELECT length(k) AS chars, octet_length(k) AS bytes, expect_error(format('SELECT idem.validate_key(%L)', k)) AS error
-  FROM (VALUES (repeat('é', 70))) AS v(k);
-SELECT expect_error(format('SELECT idem.validate_key(%L)', repeat('k', 129) || 'é'));
+  FROM (VALUES (repeat('é', 200))) AS v(k);
+SELECT expect_error(format('SELECT idem.validate_key(%L)', repeat('k', 256) || 'é'));
 SELECT error_hint(format('SELECT idem.validate_key(%L)', repeat('k', 15)));
 
 --
@@ -106,7 +107,7 @@ SELECT encode(scope_digest_reference('tenant-é', 'svc-checkout', 'POST /v1/paym
 SELECT t, c, r, idem.scope_digest(t, c, r, k) = scope_digest_reference(t, c, r, k) AS matches
   FROM (VALUES ('a#b', 'c', '', repeat('k', 16)),
                ('a', 'b#c', '', repeat('k', 16)),
-               ('x', '', '', repeat('k', 128)),
+               ('x', '', '', repeat('k', 255)),
                ('😀', 'é€', repeat('r', 300), repeat('k', 20))) AS v(t, c, r, k);
 DROP FUNCTION scope_digest_reference;
 

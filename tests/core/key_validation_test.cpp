@@ -28,7 +28,19 @@ TEST(KeyValidation, LengthLimitsAreInclusive) {
   EXPECT_EQ(code_of(std::string(15, 'k')), ErrorCode::KeyInvalid);
   EXPECT_NO_THROW(validate_key(std::string(16, 'k')));
   EXPECT_NO_THROW(validate_key(std::string(128, 'k')));
-  EXPECT_EQ(code_of(std::string(129, 'k')), ErrorCode::KeyInvalid);
+  EXPECT_NO_THROW(validate_key(std::string(255, 'k')));
+  EXPECT_EQ(code_of(std::string(256, 'k')), ErrorCode::KeyInvalid);
+}
+
+// Keys up to 255 characters by default (Stripe's limit); 0.3.4 refused anything over 128.
+TEST(KeyValidation, DefaultMaximumIs255) {
+  EXPECT_EQ(KeyLimits{}.max_length, 255u);
+  try {
+    validate_key(std::string(256, 'k'));
+    FAIL() << "expected KeyInvalid";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "ERR_IDEMPOTENCY_KEY_INVALID: idempotency key is 256 characters long; it must be 16 to 255");
+  }
 }
 
 TEST(KeyValidation, CustomLimits) {

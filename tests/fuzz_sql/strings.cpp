@@ -225,8 +225,8 @@ std::string idempotency_key(Rng& rng) {
       const std::string n = std::to_string(rng.below(24));
       return "fuzz-key-" + std::string(8 - n.size(), '0') + n;
     }
-    case 3: return printable(rng, 16 + rng.below(113));
-    case 4: return rng.chance(2) ? printable(rng, 15) : printable(rng, 129);
+    case 3: return printable(rng, 16 + rng.below(240));  // 16..255: the default bounds
+    case 4: return rng.chance(2) ? printable(rng, 15) : printable(rng, 256);
     default: return hostile_text(rng);
   }
 }

@@ -12,9 +12,12 @@ namespace {
 
 const std::string kKey = "c0ffee00-1111-4222-8333-444455556666";
 
-std::string problem(int status, const std::string& code, const std::string& title, const std::string& detail) {
+// A problem body as the client renders it; stored: the "stored" member's value, "" for none.
+std::string problem(int status, const std::string& code, const std::string& title, const std::string& detail,
+                    const std::string& stored = "false") {
   return R"({"type":"urn:pg-idempotency:error:)" + code + R"(","title":")" + title + R"(","status":)" +
-         std::to_string(status) + R"(,"detail":")" + detail + R"(","code":")" + code + R"("})";
+         std::to_string(status) + R"(,"detail":")" + detail + R"(","code":")" + code + R"(")" +
+         (stored.empty() ? "" : R"(,"stored":)" + stored) + "}";
 }
 
 const std::vector<Header> kProblemHeaders = {{"Content-Type", "application/problem+json"}};
@@ -141,13 +144,29 @@ TEST(ClientRun, InvalidKeyGives400WithCoresMessageWithoutARoundTrip) {
   EXPECT_EQ(short_key.status, 400);
   EXPECT_EQ(short_key.headers, kProblemHeaders);
   EXPECT_EQ(short_key.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
-                                    "idempotency key is 9 characters long; it must be 16 to 128"));
+                                    "idempotency key is 9 characters long; it must be 16 to 255"));
   const Response newline = client.run(order_request("0123456789abcdef\n"), order_handler(runs, "ord_1"));
   EXPECT_EQ(newline.status, 400);
   EXPECT_EQ(newline.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
                                   "idempotency key has a byte outside printable ASCII (0x0A) at position 16"));
   EXPECT_EQ(runs, 0);
   EXPECT_EQ(client.stats().round_trips, 0u);
+}
+
+// 255 characters (Stripe's limit) is the default maximum of the client and of the server alike:
+// the client lets a 255-character key through and the server's idem.key_max_length accepts it.
+TEST(ClientRun, KeyOf255CharactersRunsAnd256IsRefusedByDefault) {
+  ClientDatabase db;
+  Client client(db.url());
+  std::atomic<int> runs{0};
+  const Response longest = client.run(order_request(std::string(255, 'k')), order_handler(runs, "ord_1"));
+  EXPECT_EQ(longest.status, 201) << longest.body;
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys WHERE length(client_key) = 255"), 1);
+  const Response too_long = client.run(order_request(std::string(256, 'k')), order_handler(runs, "ord_2"));
+  EXPECT_EQ(too_long.body, problem(400, "ERR_IDEMPOTENCY_KEY_INVALID", "Idempotency-Key invalid",
+                                   "idempotency key is 256 characters long; it must be 16 to 255"));
+  EXPECT_EQ(runs, 1);
 }
 
 TEST(ClientRun, InvalidJsonBodyGives400AnInexactNumber400AndALargeBody413) {
@@ -414,11 +433,17 @@ TEST(ClientErrors, ProblemResponsesFollowDocsErrorsMd) {
   const Response lost = problem_response(LeaseLost("ERR_LEASE_LOST", "IK005", "cannot complete key t:ab: lost"));
   EXPECT_EQ(lost.status, 503);
   EXPECT_EQ(lost.headers, (std::vector<Header>{{"Content-Type", "application/problem+json"}, {"Retry-After", "2"}}));
-  EXPECT_EQ(lost.body, problem(503, "ERR_LEASE_LOST", "Lease lost", "cannot complete key t:ab: lost"));
+  // The server's message (key digest, attempt numbers) stays in what(), for the log.
+  EXPECT_EQ(lost.body, problem(503, "ERR_LEASE_LOST", "Lease lost",
+                               "this attempt lost its hold on the Idempotency-Key before recording its result (it took "
+                               "longer than its lease and another attempt took the key over, or the key was resolved "
+                               "meanwhile); retry the same request with the same Idempotency-Key after Retry-After "
+                               "seconds: it gets the recorded answer, or 409 while the other attempt still runs"));
+  EXPECT_EQ(lost.body.find("t:ab"), std::string::npos);
   const Response unknown = problem_response(OutcomeUnknown("server closed the connection"));
   EXPECT_EQ(unknown.status, 503);
   EXPECT_EQ(unknown.body, problem(503, "ERR_CLIENT_OUTCOME_UNKNOWN", "Outcome unknown",
-                                  "outcome unknown — retry with the same key"));
+                                  "outcome unknown — retry with the same key", ""));  // it may have been stored
   EXPECT_EQ(std::string(OutcomeUnknown("x").what()), "ERR_CLIENT_OUTCOME_UNKNOWN: outcome unknown — retry with the same key");
   const Response misconfigured = problem_response(InvalidArgument(
       "ERR_ARGUMENT_INVALID", "IK012", "server misconfiguration: idem.key_min_length (64) exceeds idem.key_max_length (32)"));

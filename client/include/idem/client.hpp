@@ -194,10 +194,22 @@ class Client {
   std::unique_ptr<Impl> impl_;
 };
 
-// RFC 9457 application/problem+json: {"type","title","status","detail","code"} in that order.
+// Whether a problem answer is the key's recorded result, said by the member "stored" (docs/client.md):
+//   yes: the service completes the key with it (Lease::complete, or a handler's return in run):
+//        a retry gets these bytes again, and a changed request with the same key is 422;
+//   no:  answered before or instead of any key work, nothing recorded: the request may be fixed
+//        and sent again with the same key;
+//   unsaid: no member (not known, e.g. the connection broke during COMMIT).
+enum class Stored { unsaid, no, yes };
+
+// RFC 9457 application/problem+json: {"type","title","status","detail","code"} in that order,
+// then "stored" unless unsaid.
 Response problem_response(int status, const std::string& code, const std::string& title,
                           const std::string& detail, const std::string& type_base = "urn:pg-idempotency:error:");
-// The HTTP answer docs/errors.md gives a ClientError (e.g. LeaseLost: 503 + Retry-After).
+Response problem_response(int status, const std::string& code, const std::string& title, const std::string& detail,
+                          Stored stored, const std::string& type_base = "urn:pg-idempotency:error:");
+// The HTTP answer docs/errors.md gives a ClientError (e.g. LeaseLost: 503 + Retry-After), with
+// "stored": false (a ClientError means nothing was recorded), unsaid for OutcomeUnknown.
 Response problem_response(const ClientError& error, const ClientOptions& options = {});
 
 }  // namespace idem
