@@ -193,6 +193,14 @@ fi
 echo "up in $((SECONDS - up_start)) s (first start: initdb and the demo schema)"
 "$STACK" status
 podman ps --filter "label=io.podman.compose.project=$COMPOSE_PROJECT" --format '{{.Names}}  {{.Ports}}'
+# What listens on the host for the published ports: loopback and nothing else.
+listeners=$(ss -ltnH "( sport = :$IDEM_PG_PORT or sport = :$IDEM_PROCESSOR_PORT or sport = :$IDEM_SERVICE_PORT )" |
+  awk '{print $4}' | sort | tr '\n' ' ')
+echo "host listeners on those ports: $listeners"
+if [ -z "$listeners" ] || tr ' ' '\n' <<<"$listeners" | grep . | grep -qv '^127\.0\.0\.1:'; then
+  echo "docker-check: a published port listens beyond 127.0.0.1, or none listens (above)" >&2
+  exit 1
+fi
 podman exec "${COMPOSE_PROJECT}_postgres_1" \
   psql -qAtX -d idem_demo -c "SELECT 'in the postgres container: ' || version()" \
   -c "SELECT 'pg_idempotency ' || extversion FROM pg_extension WHERE extname = 'pg_idempotency'"
