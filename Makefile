@@ -7,6 +7,9 @@
 #               reference (FUZZ_SECONDS=600 by default, split between the two)
 #   make model  the model-based protocol test for MODEL_SECONDS (600 by default) on the throwaway
 #               cluster (make test runs it for 20 s); IDEM_MODEL_SEED=... replays a run
+#   make docker-check  docker/'s images built from a Debian base made with mmdebstrap, the compose
+#               stack run with podman and driven through the demo's scenarios, then stopped
+#               (scripts/docker-check.sh; root; not part of make test)
 # The throwaway clusters run from a private copy of the server in build/pg-install/, and those
 # targets install the extension there (scripts/pg-install.sh); `make install` alone installs it
 # into the system's PostgreSQL.
@@ -57,7 +60,7 @@ regress-installcheck:
 	scripts/check-schedule.sh
 	$(pg_regress_installcheck) $(REGRESS_OPTS)
 
-.PHONY: deps demo serve test crash failover fuzz-sql sanitize bench bench-outbox fuzz model core-build format regress-installcheck
+.PHONY: deps demo serve test crash failover fuzz-sql sanitize bench bench-outbox fuzz model core-build format regress-installcheck docker-check
 
 deps:
 	scripts/install-deps.sh
@@ -100,3 +103,6 @@ sanitize: deps
 
 failover: deps
 	FAILOVER_COUNT=$${FAILOVER_COUNT:-20} scripts/failover.sh
+
+docker-check: deps
+	scripts/docker-check.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The demo database, created once by the official postgres image's entrypoint: it runs the files
-# of /docker-entrypoint-initdb.d/ (this one is installed there by docker/postgres.Dockerfile) only
-# when it initialises an empty data directory, with the server listening on its Unix socket alone.
+# The demo database, created once by docker/postgres-entrypoint.sh (as by the official postgres
+# image's entrypoint): it runs the files of /docker-entrypoint-initdb.d/ (this one is installed
+# there by docker/postgres.Dockerfile) only when it initialises an empty data directory, with the
+# server listening on its Unix socket alone.
 # It does what `scripts/stack.sh setup` does for the local stack:
 #   the database idem_demo (UTF8: pg_idempotency refuses any other encoding);
 #   examples/checkout-service/schema.sql in it: CREATE EXTENSION pg_idempotency, the roles

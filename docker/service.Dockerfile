@@ -3,10 +3,13 @@
 # (docker/compose.yaml runs the first three). The build context is the repository root:
 #   docker build -f docker/service.Dockerfile -t pg_idempotency-programs .
 #   docker run --rm pg_idempotency-programs payment-processor --help
-# Written without a Docker engine at hand: never built or run here (docker/README.md).
+# DEBIAN_IMAGE and DEBIAN_SLIM_IMAGE: the official debian:12 and debian:12-slim by default;
+# scripts/docker-check.sh builds from a local image it makes from Debian's packages instead.
+ARG DEBIAN_IMAGE=debian:12
+ARG DEBIAN_SLIM_IMAGE=debian:12-slim
 
 # ---- builder: the CMake build of the four programs ----------------------------------------------
-FROM debian:12 AS builder
+FROM ${DEBIAN_IMAGE} AS builder
 ENV DEBIAN_FRONTEND=noninteractive
 # scripts/install-deps.sh's packages for the client and the demo programs (build-essential brings
 # g++ and make). GoogleTest and Google Benchmark are not needed: IDEM_TESTS and IDEM_BENCH are off.
@@ -22,9 +25,11 @@ COPY core/ core/
 COPY client/ client/
 COPY examples/ examples/
 # Host-built objects of a checkout that has run `make` (core/*.o) are not CMake's, but drop them.
+# JOBS: parallel compile jobs (all cores when empty).
+ARG JOBS=
 RUN find . \( -name '*.o' -o -name '*.so' -o -name '*.bc' -o -name .deps \) -prune -exec rm -rf {} + \
  && cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIDEM_TESTS=OFF -DIDEM_BENCH=OFF \
- && cmake --build /build -j"$(nproc)" --target checkout_service payment_processor order_consumer demo_driver \
+ && cmake --build /build -j"${JOBS:-$(nproc)}" --target checkout_service payment_processor order_consumer demo_driver \
  && mkdir -p /out \
  && install -s -m 0755 \
       /build/examples/checkout-service/checkout-service \
@@ -34,7 +39,7 @@ RUN find . \( -name '*.o' -o -name '*.so' -o -name '*.bc' -o -name .deps \) -pru
       /out/
 
 # ---- runtime ------------------------------------------------------------------------------------
-FROM debian:12-slim
+FROM ${DEBIAN_SLIM_IMAGE}
 # The shared libraries the programs link (libpqxx, libpq, cpp-httplib, OpenSSL's libcrypto; the
 # rest come as their dependencies), and curl for the compose file's health checks.
 RUN apt-get update \
