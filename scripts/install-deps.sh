@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for `make fuzz`
   nodejs                     # reference ECMAScript number formatting in the conformance test
+  procps iproute2            # pgrep/ps and ss, which the scripts use; minimal images lack them
 )
 
 missing=()
