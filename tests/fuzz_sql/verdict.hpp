@@ -13,6 +13,7 @@ struct CallFacts {
   bool may_execute = true;  // the role holds EXECUTE on the function
   bool mistyped = false;    // an argument of the wrong type or count was passed on purpose
   bool read_only = false;   // the transaction is READ ONLY
+  bool regclass_argument = false;  // a regclass argument: PostgreSQL resolves the name before the call
 };
 
 enum class Verdict {
