@@ -1,7 +1,8 @@
 -- pg_idempotency 0.3.4 -> 0.3.5: corrections from an outside review of 0.3.4 (issue 20).
 -- * Only tables an operator registered may be guarded by idem.enforce_transitions, and the
 --   transition log records each row's tenant (a role bound to one tenant could write another's
---   order trail: the trigger writes the log as its owner).
+--   order trail: the trigger writes the log as its owner). The log is written by an AFTER
+--   trigger the registration creates: a row ON CONFLICT DO NOTHING skipped logged a transition.
 -- * The processor key comes with the lease (acquire's handler_key), and handler_key(handle,
 --   attempt) checks the lease like checkpoint does (a stale holder got the next generation's key).
 -- * A released attempt whose handler may have run pins the generation's payload.
@@ -167,6 +168,30 @@ DROP POLICY read_all ON idem.transition_log;
 CREATE POLICY read_own_tenants ON idem.transition_log FOR SELECT TO idem_auditor, idem_operator
   USING (idem._tenant_visible(tenant_id));
 
+-- The log is written by an AFTER trigger, once PostgreSQL wrote the row: the BEFORE guard also
+-- runs for a row an INSERT ... ON CONFLICT DO NOTHING then does not insert. The guard refuses to
+-- act without it; it logs only writes a guard saw. Nobody but idem.register_machine_table creates it.
+CREATE FUNCTION idem._log_transitions() RETURNS trigger
+  AS 'MODULE_PATHNAME', 'idem_log_transitions' LANGUAGE C;
+COMMENT ON FUNCTION idem._log_transitions() IS
+  'AFTER row trigger created by idem.register_machine_table: logs each transition of a registered table once the row is written.';
+REVOKE ALL ON FUNCTION idem._log_transitions() FROM PUBLIC;
+
+CREATE FUNCTION idem._log_trigger_name(status_column text) RETURNS name
+  LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN octet_length('idem_log_' || status_column) <= 63 THEN 'idem_log_' || status_column
+              ELSE 'idem_log_' || md5(status_column) END::name $$;
+
+CREATE FUNCTION idem._create_log_trigger(tbl regclass, status_column text) RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  EXECUTE format('CREATE OR REPLACE TRIGGER %I AFTER INSERT OR UPDATE OF %I ON %s FOR EACH ROW EXECUTE FUNCTION idem._log_transitions(%L)',
+                 idem._log_trigger_name(status_column), status_column, tbl, status_column);
+END $$;
+REVOKE ALL ON FUNCTION idem._create_log_trigger(regclass, text), idem._log_trigger_name(text) FROM PUBLIC;
+
 CREATE FUNCTION idem.register_machine_table(tbl regclass, machine text, status_column text, key_column text,
                                             tenant_column text)
   RETURNS void
@@ -187,6 +212,12 @@ BEGIN
   END IF;
   SELECT n.nspname, c.relname, c.relkind, c.relpersistence INTO v_schema, v_table, v_kind, v_persistence
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+  -- Registering creates a trigger on the table: never on ours or the system's.
+  IF v_schema IN ('idem', 'pg_catalog', 'information_schema', 'pg_toast') THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('register_machine_table: %s is in schema %s, whose tables are not guarded', tbl::text, v_schema),
+      'Register an application table.');
+  END IF;
   IF v_kind NOT IN ('r', 'p') OR v_persistence <> 'p' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID',
       format('register_machine_table: %s is not a permanent table', tbl::text),
@@ -214,6 +245,7 @@ BEGIN
     SET machine = EXCLUDED.machine, key_column = EXCLUDED.key_column,
         tenant_column = EXCLUDED.tenant_column, registered_by = EXCLUDED.registered_by,
         registered_at = EXCLUDED.registered_at;
+  PERFORM idem._create_log_trigger(tbl, status_column);
 END $$;
 COMMENT ON FUNCTION idem.register_machine_table(regclass, text, text, text, text) IS
   'Operator: let idem.enforce_transitions guard tbl''s status_column with machine, logging key_column as the row key and tenant_column as its tenant.';
@@ -224,13 +256,22 @@ CREATE FUNCTION idem.unregister_machine_table(table_schema text, table_name text
   LANGUAGE plpgsql VOLATILE SECURITY DEFINER
   SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  v_removed integer;
+  v_removed integer := 0;
+  v_table   regclass := to_regclass(format('%I.%I', table_schema, table_name));
+  v_column  text;
 BEGIN
   PERFORM idem._require_unbound('unregister a table from idem.enforce_transitions');
-  DELETE FROM idem.machine_tables m
-   WHERE m.table_schema = unregister_machine_table.table_schema AND m.table_name = unregister_machine_table.table_name
-     AND (unregister_machine_table.status_column IS NULL OR m.status_column = unregister_machine_table.status_column);
-  GET DIAGNOSTICS v_removed = ROW_COUNT;
+  FOR v_column IN
+    DELETE FROM idem.machine_tables m
+     WHERE m.table_schema = unregister_machine_table.table_schema AND m.table_name = unregister_machine_table.table_name
+       AND (unregister_machine_table.status_column IS NULL OR m.status_column = unregister_machine_table.status_column)
+    RETURNING m.status_column
+  LOOP
+    v_removed := v_removed + 1;
+    IF v_table IS NOT NULL THEN
+      EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', idem._log_trigger_name(v_column), v_table);
+    END IF;
+  END LOOP;
   RETURN v_removed;
 END $$;
 COMMENT ON FUNCTION idem.unregister_machine_table(text, text, text) IS
@@ -270,6 +311,8 @@ SELECT DISTINCT ON (g.nspname, g.relname, g.status_column) g.nspname, g.relname,
            AND EXISTS (SELECT 1 FROM pg_attribute a
                         WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped)) g
  ORDER BY g.nspname, g.relname, g.status_column, g.tgname;
+SELECT idem._create_log_trigger(format('%I.%I', m.table_schema, m.table_name)::regclass, m.status_column)
+  FROM idem.machine_tables m;
 
 -- The trail reads through row security: each role sees its own tenants' mutations and transitions.
 CREATE OR REPLACE FUNCTION idem.order_trail(order_id text)

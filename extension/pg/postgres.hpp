@@ -11,6 +11,7 @@ extern "C" {
 #include "catalog/partition.h"    // get_partition_ancestors: a partition is guarded by its table's registration
 #include "catalog/pg_type.h"      // JSONBOID, TEXTOID for SPI arguments
 #include "commands/trigger.h"     // TriggerData: the forward-only status trigger
+#include "catalog/pg_trigger.h"   // TRIGGER_FOR_*: a guard and its log trigger find each other
 #include "executor/spi.h"         // SPI: load the machine tables, log transitions
 #include "access/detoast.h"       // toast_raw_datum_size: a payload's size before reading it
 #include "access/genam.h"         // systable_beginscan: read idem.retired_keys under the latest snapshot

@@ -146,6 +146,7 @@ CREATE TABLE gen_status (id int, tenant_id text, raw text, st text GENERATED ALW
 SELECT expect_error($$SELECT idem.register_machine_table('gen_status', 'order', 'st', 'id', 'tenant_id')$$) AS generated_column;
 CREATE TEMP TABLE temp_orders (id text, tenant_id text, st text);
 SELECT expect_error($$SELECT idem.register_machine_table('temp_orders', 'order', 'st', 'id', 'tenant_id')$$) AS temp_table_registered;
+SELECT expect_error($$SELECT idem.register_machine_table('idem.keys', 'order', 'state', 'digest', 'tenant_id')$$) AS extension_table_registered;
 CREATE TRIGGER temp_orders_t BEFORE INSERT OR UPDATE ON temp_orders FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions('order', 'st', 'id');
 SELECT expect_error($$INSERT INTO temp_orders VALUES ('victim-order', 'acme', 'created')$$) AS temp_table;
 SELECT idem.unregister_machine_table('public', 'bad_args') AS unregistered_bad_args;

@@ -1,4 +1,4 @@
-#include "extension/machine_tables.hpp"
+#include "extension/transitions/machine_tables.hpp"
 
 #include "extension/pg/as_user.hpp"
 

@@ -1,0 +1,67 @@
+// idem._log_transitions(status column): the AFTER INSERT OR UPDATE OF status row trigger that
+// idem.register_machine_table creates beside a table's guard. It logs each transition once
+// PostgreSQL has written the row, so a row the statement did not write (INSERT ... ON CONFLICT
+// DO NOTHING runs the BEFORE trigger first) leaves nothing in the trail. It checks the edge and
+// the tenant once more: a BEFORE trigger firing after the guard may have changed the status, and
+// a guard's WHEN clause may have skipped the row.
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+#include "extension/boundary.hpp"
+#include "extension/transitions/edge.hpp"
+#include "extension/transitions/guarded_table.hpp"
+#include "extension/transitions/transition_log.hpp"
+
+namespace idem {
+namespace {
+
+Datum log_transitions(FunctionCallInfo fcinfo) {
+  if (!CALLED_AS_TRIGGER(fcinfo)) throw Error(ErrorCode::ArgumentInvalid, "idem._log_transitions() must be called as a trigger");
+  TriggerData* td = reinterpret_cast<TriggerData*>(fcinfo->context);
+  const bool is_update = TRIGGER_FIRED_BY_UPDATE(td->tg_event);
+  if (!TRIGGER_FIRED_AFTER(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) || !(is_update || TRIGGER_FIRED_BY_INSERT(td->tg_event)) ||
+      td->tg_trigger->tgnargs != 1) {
+    throw Error(ErrorCode::ArgumentInvalid, "idem._log_transitions(status column) must be an AFTER INSERT OR UPDATE ... FOR EACH ROW trigger",
+                "idem.register_machine_table creates it; do not create it by hand.");
+  }
+  // First, before any SQL: a table registered without a guard costs its writes no more.
+  TupleDesc desc = td->tg_relation->rd_att;
+  const char* status_arg = td->tg_trigger->tgargs[0];
+  const int status_attnum = SPI_fnumber(desc, status_arg);  // only looks the name up: cannot elog
+  if (status_attnum <= 0 || !transitions::guard_fired(td, status_arg, status_attnum)) return PointerGetDatum(nullptr);
+  const transitions::GuardedTable guarded = transitions::resolve(td, status_arg);
+  HeapTuple row = is_update ? td->tg_newtuple : td->tg_trigtuple;
+  const char* to = transitions::column_value(row, desc, guarded.status_col);
+  const char* from = is_update ? transitions::column_value(td->tg_trigtuple, desc, guarded.status_col) : nullptr;
+  if (is_update && from != nullptr && to != nullptr && std::strcmp(from, to) == 0) return PointerGetDatum(nullptr);
+
+  const machines::TableRegistration& reg = guarded.reg;
+  const transitions::EdgeCheck edge = transitions::check_edge(reg.machine, from, to);
+  if (!edge.refusal.empty()) {
+    throw Error(ErrorCode::InvalidTransition,
+                edge.refusal + " (written unchecked on " + reg.table_name +
+                    ": a BEFORE trigger firing after idem.enforce_transitions changed the status, or the guard's WHEN clause skipped the row)",
+                "A BEFORE trigger that sets the status must fire before the guard (triggers fire in name order); a guard needs no WHEN clause.");
+  }
+  // Checked again: a guard with a WHEN clause may not have fired for this row.
+  const char* tenant = transitions::column_value(row, desc, guarded.tenant_col);
+  transitions::require_row_tenants(td, guarded, tenant);
+  transitions::LogEntry entry{reg.machine, RelationGetRelid(td->tg_relation),
+                              reg.table_name, tenant,
+                              guarded.key_col ? transitions::column_value(row, desc, guarded.key_col) : nullptr,
+                              from, to,
+                              edge.guard_oid != InvalidOid ? edge.guard_name.c_str() : nullptr,
+                              edge.guard_oid != InvalidOid ? 1 : -1,  // written, so the guard held
+                              "applied"};
+  pg::guarded([&] { transitions::append_log(entry, guarded.owner); });
+  return PointerGetDatum(nullptr);
+}
+
+}  // namespace
+}  // namespace idem
+
+extern "C" {
+PG_FUNCTION_INFO_V1(idem_log_transitions);
+Datum idem_log_transitions(PG_FUNCTION_ARGS) { return idem::Invoke(idem::log_transitions, fcinfo); }
+}
