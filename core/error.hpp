@@ -38,6 +38,7 @@ enum class ErrorCode {
   TenantForbidden,           // ERR_TENANT_FORBIDDEN (a role bound to other tenants)
   ConsumerForbidden,         // ERR_CONSUMER_FORBIDDEN (a role bound to other outbox consumers)
   MachineTableUnregistered,  // ERR_MACHINE_TABLE_UNREGISTERED (enforce_transitions on a table no operator registered)
+  KeyReused,                 // ERR_IDEMPOTENCY_KEY_REUSED (the tenant's key first used by another caller or route)
   Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
   OutOfMemory,         // ERR_OUT_OF_MEMORY
 };

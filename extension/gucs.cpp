@@ -19,6 +19,7 @@ int history_retention_seconds = 90 * 24 * 60 * 60;
 bool audit_replays = true;
 int min_audit_retention_seconds = 24 * 60 * 60;
 bool outbox_notify = true;
+int key_scope = 0;  // tenant
 
 void define() {
   DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
@@ -67,6 +68,14 @@ void define() {
   DefineCustomIntVariable("idem.min_audit_retention", "Shortest age idem.purge_audit may remove audit rows at.",
                           "An operator may age the trail out, not erase what is recent.", &min_audit_retention_seconds,
                           24 * 60 * 60, 0, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  // Read by idem.keys.key_scope's default when a record is created (0.3.6).
+  static const struct config_enum_entry kKeyScopes[] = {{"tenant", 0, false}, {"route", 1, false}, {nullptr, 0, false}};
+  DefineCustomEnumVariable(
+      "idem.key_scope", "Who a new key belongs to: the tenant (tenant), or the caller and route it was sent to (route).",
+      "tenant: the same key from another caller or on another route is refused (ERR_IDEMPOTENCY_KEY_REUSED) while its "
+      "record lasts. route: it is another request, as before 0.3.6; a client that reuses keys across routes then "
+      "executes twice unseen.",
+      &key_scope, 0, kKeyScopes, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("idem");
 }
 

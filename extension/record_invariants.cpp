@@ -91,13 +91,14 @@ const char* broken_key_rule(const Row& r) {
   if (fails(r.text_in("status", {"in_progress", "resolved", "released"}))) return "keys_status_check";
   const auto tenant_length = r.octet_length("tenant_id");
   if (tenant_length && *tenant_length == 0) return "keys_tenant_id_check";
+  if (fails(r.text_in("key_scope", {"tenant", "route"}))) return "keys_key_scope_check";  // 0.3.6; NULL before
   return nullptr;
 }
 
 const char* broken_mutation_rule(const Row& r) {
   if (fails(r.text_in("mutation_type", {"create", "capture", "refund", "void"}))) return "mutations_mutation_type_check";
   if (fails(r.text_in("outcome", {"replay", "mismatch", "in_progress", "checkpoint", "completed", "released", "abandoned",
-                                  "resolved_by_operator"}))) {
+                                  "resolved_by_operator", "key_reused"}))) {
     return "mutations_outcome_check";
   }
   return nullptr;

@@ -39,12 +39,19 @@ SELECT outcome, attempt, generation, retry_after, record_of(handle) = record_of(
 -- the key is resolved or its lease has expired): nothing executes either way.
 SELECT outcome, attempt, retry_after
   FROM idem.acquire('t-acq', :k1, '{"amount":999}'::jsonb, caller => 'svc', resource => 'POST /payments');
--- The same client key under another caller, resource or tenant is another record, with a token
--- of its own (tokens are global: no two records share one).
+-- The same client key under another caller or resource of the tenant is refused (0.3.6, the key
+-- scope tenant): key_reused names what differs; nothing executes, no record is made.
+SELECT outcome, attempt, handle IS NOT NULL AS has_handle, key_reuse_differs FROM idem.acquire('t-acq', :k1, '{"amount":100,"currency":"EUR"}'::jsonb, caller => 'other', resource => 'POST /payments');
+SELECT outcome, attempt, key_reuse_differs FROM idem.acquire('t-acq', :k1, '{"amount":100,"currency":"EUR"}'::jsonb, caller => 'other', resource => 'POST /refunds');
+SELECT count(*) AS records FROM idem.keys WHERE client_key = :k1;
+-- Under the key scope route it is another record, with a token of its own (tokens are global: no
+-- two records share one); so is the key under another tenant.
+SET idem.key_scope = route;
 SELECT outcome, attempt > :a1 AS new_token, generation FROM idem.acquire('t-acq', :k1, '{"amount":100,"currency":"EUR"}'::jsonb, caller => 'other', resource => 'POST /payments');
 SELECT outcome, attempt > :a1 AS new_token, generation FROM idem.acquire('t-acq', :k1, '{"amount":100,"currency":"EUR"}'::jsonb, caller => 'svc', resource => 'POST /refunds');
+RESET idem.key_scope;
 SELECT outcome, attempt > :a1 AS new_token, generation FROM idem.acquire('t-acq-2', :k1, '{"amount":100,"currency":"EUR"}'::jsonb, caller => 'svc', resource => 'POST /payments');
-SELECT tenant_id, caller_id, resource, status, attempt = :a1 AS token_a1 FROM idem.keys WHERE client_key = :k1 ORDER BY tenant_id, caller_id, resource;
+SELECT tenant_id, caller_id, resource, status, key_scope, attempt = :a1 AS token_a1 FROM idem.keys WHERE client_key = :k1 ORDER BY tenant_id, caller_id, resource;
 SELECT count(*) AS records, count(DISTINCT attempt) AS distinct_tokens FROM idem.keys WHERE client_key = :k1;
 
 --

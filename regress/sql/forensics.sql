@@ -31,12 +31,16 @@ SELECT pg_sleep(0.1);
 SELECT attempt AS au2, handle AS h_au2, generation FROM idem.acquire('t-forensic', 'reused-key-000001', '{"cart":"u2"}'::jsonb) \gset
 SELECT idem.complete(:'h_au2', :au2, 201, '{}', 'order u2', 'ord-reuse-2', '{"charge_id":"ch_u2"}', 'paid');
 SELECT pg_sleep(0.1);
--- A client key shared by two scopes (a checkout and a refund endpoint): two records, one order
--- each, not a double charge and not a reuse.
+-- A client key shared by two scopes (a checkout and a refund endpoint) under the key scope
+-- route: two records, one order each, not a double charge; key_reuse lists it (two callers,
+-- two routes). Under the default scope the second is refused (key_reused, on the record).
 SELECT handle AS h1, attempt AS a1 FROM idem.acquire('t-forensic', 'shared-key-000001', '{}'::jsonb, caller => 'checkout', resource => 'POST /charges') \gset
 SELECT idem.complete(:'h1', :a1, 201, '{}', 'charge', 'ord-shared-a', '{"charge_id":"ch_sa"}');
+SELECT outcome, key_reuse_differs FROM idem.acquire('t-forensic', 'shared-key-000001', '{}'::jsonb, caller => 'refunds', resource => 'POST /refunds');
+SET idem.key_scope = route;
 SELECT handle AS h2, attempt AS a2 FROM idem.acquire('t-forensic', 'shared-key-000001', '{}'::jsonb, caller => 'refunds', resource => 'POST /refunds') \gset
 SELECT idem.complete(:'h2', :a2, 201, '{}', 'refund', 'ord-shared-b', '{"refund_id":"re_sb"}');
+RESET idem.key_scope;
 -- PLANTED unproven repeat: the first attempt called the processor and recorded no charge id,
 -- the second charged (ch_p2): nothing shows the two calls were one charge.
 SELECT handle AS hp, attempt AS ap FROM idem.acquire('t-forensic', 'unproven-key-0001', '{}'::jsonb, lease => '50 milliseconds') \gset
@@ -57,7 +61,7 @@ SELECT client_key, outcome FROM idem.recent_mutations('t-forensic', now() - inte
 -- Stuck leases: the planted one, not the clean or resumed keys.
 SELECT client_key, status, recovery_point, recovery_data, why FROM idem.stuck_leases WHERE tenant_id = 't-forensic';
 -- The reused-key alert: one key, two orders.
-SELECT tenant_id, client_key, caller_id, resource, order_ids, generations FROM idem.key_reuse('1 hour') WHERE tenant_id = 't-forensic';
+SELECT tenant_id, client_key, order_ids, generations, callers, resources FROM idem.key_reuse('1 hour') WHERE tenant_id = 't-forensic';
 -- Auditors may ask all of it.
 SELECT f, has_function_privilege('idem_auditor', f, 'EXECUTE') AS auditor_may
   FROM unnest(ARRAY['idem.double_charges(timestamptz)', 'idem.key_history(text,text)', 'idem.order_trail(text)',

@@ -28,6 +28,7 @@ INSERT INTO breaks VALUES
   ('scope digest length', $$UPDATE idem.keys SET scope_digest = '\x00' WHERE client_key = 'inv-key-0000000001'$$),
   ('status', $$UPDATE idem.keys SET status = 'done', lease_expires_at = NULL WHERE client_key = 'inv-key-0000000002'$$),
   ('tenant', $$UPDATE idem.keys SET tenant_id = '' WHERE client_key = 'inv-key-0000000001'$$),
+  ('key scope', $$UPDATE idem.keys SET key_scope = 'global' WHERE client_key = 'inv-key-0000000001'$$),
   ('audit mutation type', $$INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, mutation_type, outcome, handler_called, attempted_at, retry_count) VALUES ('t-inv', '\x00', 'k', '', '', 'transfer', 'replay', false, now(), 0)$$),
   ('audit outcome', $$INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, mutation_type, outcome, handler_called, attempted_at, retry_count) VALUES ('t-inv', '\x00', 'k', '', '', 'create', 'charged', false, now(), 0)$$);
 SELECT rule, expect_error(sql) AS refused FROM breaks;

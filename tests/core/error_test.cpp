@@ -42,6 +42,7 @@ constexpr Expected kContract[] = {
     {ErrorCode::TenantForbidden, "ERR_TENANT_FORBIDDEN", "IK024"},
     {ErrorCode::ConsumerForbidden, "ERR_CONSUMER_FORBIDDEN", "IK025"},
     {ErrorCode::MachineTableUnregistered, "ERR_MACHINE_TABLE_UNREGISTERED", "IK026"},
+    {ErrorCode::KeyReused, "ERR_IDEMPOTENCY_KEY_REUSED", "IK027"},
     {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
     {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},
 };

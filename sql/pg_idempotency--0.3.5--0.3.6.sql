@@ -1,0 +1,325 @@
+-- pg_idempotency 0.3.5 -> 0.3.6: a key belongs to its tenant (issue 21.2).
+-- * By default (idem.key_scope = tenant) the same Idempotency-Key from another caller or on
+--   another route of the same tenant is refused: acquire answers key_reused, naming what
+--   differs (caller, resource), and nothing executes. Before, it was another request and ran a
+--   second charge that double_charges and key_reuse did not see.
+-- * idem.key_scope = route (per transaction, role or database) keeps the scope of 0.3.5: a key
+--   is the caller's and the route's. Each record keeps the scope it was created with.
+-- * key_reuse lists a key that made orders under several callers or routes.
+\echo Use "ALTER EXTENSION pg_idempotency UPDATE TO '0.3.6'" to load this file. \quit
+
+-- Records made before 0.3.6 were made under the route scope: they own no key of the tenant (and
+-- an index over them could not be built where a client reused keys), and keep NULL (a NOT NULL
+-- column with a default cannot be added: functions take idem.keys rows). New records take the
+-- session's idem.key_scope.
+ALTER TABLE idem.keys ADD COLUMN key_scope text;  -- tenant | route: keys_key_scope_check (record_invariants.cpp)
+ALTER TABLE idem.keys ALTER COLUMN key_scope
+  SET DEFAULT coalesce(pg_catalog.current_setting('idem.key_scope', true), 'tenant');
+COMMENT ON COLUMN idem.keys.key_scope IS
+  'tenant: the record owns its client key within the tenant (another caller or route is refused); route (or NULL, made before 0.3.6): the key is the caller''s and the route''s.';
+-- The owner of a key, one per tenant. An insert under another scope digest conflicts here: it
+-- waits for an owner still in flight, and its ON CONFLICT DO NOTHING then sends the acquire to
+-- the refusal below.
+CREATE UNIQUE INDEX keys_tenant_key_owner_idx ON idem.keys (tenant_id, client_key COLLATE "C")
+  WHERE key_scope = 'tenant';
+
+ALTER TYPE idem.acquire_result ADD ATTRIBUTE key_reuse_differs text[];
+COMMENT ON COLUMN idem.acquire_result.key_reuse_differs IS
+  'With outcome key_reused: what differs from the key''s first use (caller, resource); NULL otherwise.';
+
+-- What sets this request apart from the record that owns its key (caller, resource), or NULL:
+-- no record owns it, or this request is route-scoped (idem.key_scope = route).
+CREATE FUNCTION idem._key_owner_differs(p_tenant text, p_digest bytea, p_key text, p_caller text, p_resource text)
+  RETURNS text[]
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pg_temp AS $$
+  SELECT array_remove(ARRAY[CASE WHEN o.caller_id IS DISTINCT FROM p_caller THEN 'caller' END,
+                            CASE WHEN o.resource IS DISTINCT FROM p_resource THEN 'resource' END], NULL)
+    FROM idem.keys o
+   WHERE coalesce(current_setting('idem.key_scope', true), 'tenant') = 'tenant'
+     AND o.tenant_id = p_tenant COLLATE "C" AND o.client_key = p_key COLLATE "C" AND o.key_scope = 'tenant'
+     AND o.scope_digest <> p_digest
+   LIMIT 1 $$;
+REVOKE ALL ON FUNCTION idem._key_owner_differs(text, bytea, text, text, text) FROM PUBLIC;
+
+-- The refusal: the key's lock given back, an audit row (outcome key_reused), nothing executed.
+CREATE FUNCTION idem._refuse_key_reused(p_res idem.acquire_result, p_tenant text, p_digest bytea, p_key text,
+                                        p_caller text, p_resource text, p_mutation_type text, p_differs text[],
+                                        p_lock bigint)
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM idem._unlock_key(p_lock);
+  p_res.outcome := 'key_reused';
+  p_res.key_reuse_differs := p_differs;
+  IF NOT current_setting('transaction_read_only')::boolean THEN
+    PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, NULL, NULL, p_mutation_type,
+                        'key_reused', false, NULL, NULL, NULL,
+                        'key first used with another ' || array_to_string(p_differs, ' and '), NULL, 0,
+                        clock_timestamp(), NULL);
+  END IF;
+  RETURN p_res;
+END $$;
+REVOKE ALL ON FUNCTION idem._refuse_key_reused(idem.acquire_result, text, bytea, text, text, text, text, text[], bigint)
+  FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION idem._acquire_general(p_tenant text, p_digest bytea, p_key text, p_hash bytea,
+                                                 p_caller text, p_resource text, p_lease interval, p_ttl interval,
+                                                 p_on_busy text, p_mutation_type text)
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r          record;   -- the key's row, with row_xmin: who wrote this version
+  res        idem.acquire_result;
+  v_lease    interval := idem._lease(p_lease);
+  v_ttl      interval := idem._ttl(p_ttl);
+  v_lock     bigint := idem._lock_key(p_digest);
+  v_locked   boolean := false;
+  v_found    boolean;
+  v_own      boolean;
+  v_decision text;
+  v_now      timestamptz;
+  v_wait     boolean;
+  v_deadline timestamptz;
+  v_poll     float8 := 0.002;
+  v_retired  integer;
+  v_secret   text := replace(gen_random_uuid()::text, '-', '');  -- 122 random bits, for a holder only
+  v_differs  text[];   -- what sets this request apart from the key's first use, when another record owns it
+BEGIN
+  PERFORM idem._require_tenant(p_tenant);
+  IF p_on_busy IS NULL OR p_on_busy NOT IN ('reject', 'wait') THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('on_busy must be ''reject'' or ''wait'', not %s', coalesce(quote_literal(p_on_busy), 'NULL')));
+  END IF;
+  IF p_mutation_type IS NULL OR p_mutation_type NOT IN ('create', 'capture', 'refund', 'void') THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('mutation_type must be create, capture, refund or void, not %s', coalesce(quote_literal(p_mutation_type), 'NULL')));
+  END IF;
+  PERFORM idem._require_durable_store();
+  -- Only READ COMMITTED can see a holder finish (a new snapshot per statement); an older snapshot
+  -- answers at once rather than wait for a result it could not read.
+  v_wait := p_on_busy = 'wait' AND current_setting('transaction_isolation') = 'read committed';
+  -- Only a waiter needs a deadline (reject mode reads no setting for it).
+  v_deadline := CASE WHEN v_wait THEN clock_timestamp() + idem._wait_timeout() END;
+  res.handle := idem._handle(p_tenant, p_digest);
+
+  LOOP
+    SELECT k.status, k.attempt, k.generation, k.payload_hash, k.recovery_point, k.recovery_data,
+           k.response_status, k.response_headers, k.response_body, k.order_id, k.lease_expires_at,
+           k.expires_at, k.attempts_in_generation, k.mutation_type, k.payload_pinned, k.client_key,
+           k.caller_id, k.resource, k.attempted_at, k.created_at, k.xmin AS row_xmin
+      INTO r FROM idem.keys k
+     WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
+    v_found := FOUND;
+    v_now := clock_timestamp();
+    v_own := v_found AND r.status = 'in_progress' AND idem._written_by_current_transaction(r.row_xmin);
+    IF v_found THEN
+      -- The same request: the same fingerprint for the same kind of mutation (a refund under a
+      -- capture's key and body is another request, refused like another body).
+      v_decision := idem._decide(r.status, r.expires_at <= v_now, r.lease_expires_at > v_now, v_own,
+                                 r.recovery_point IS NOT NULL,
+                                 r.payload_hash = p_hash AND r.mutation_type = p_mutation_type, r.payload_pinned);
+    ELSE
+      v_decision := 'insert';
+    END IF;
+
+    IF v_decision IN ('replay', 'mismatch', 'busy') THEN
+      IF v_locked THEN
+        PERFORM idem._unlock_key(v_lock);
+        v_locked := false;
+      END IF;
+      IF v_decision = 'busy' AND v_wait AND NOT v_own AND v_now < v_deadline THEN
+        PERFORM pg_sleep(v_poll);
+        v_poll := least(v_poll * 2, 0.05);
+        CONTINUE;
+      END IF;
+      res.generation := r.generation;
+      IF v_decision = 'replay' THEN
+        res.outcome := 'replay';
+        res.order_id := r.order_id;
+        res.response_status := r.response_status;
+        res.response_headers := r.response_headers;
+        res.response_body := r.response_body;
+      ELSIF v_decision = 'mismatch' THEN
+        res.outcome := 'mismatch';
+      ELSE
+        res.outcome := 'in_progress';
+        res.retry_after := idem._retry_after();
+      END IF;
+      -- A read-only transaction (a standby) still gets its answer, without the audit row it
+      -- cannot write: a refusal executes nothing, so no mutation goes unlogged.
+      IF (res.outcome <> 'replay' OR current_setting('idem.audit_replays')::boolean)
+         AND NOT current_setting('transaction_read_only')::boolean THEN
+        PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                            res.outcome, false, r.order_id, NULL, NULL, NULL, NULL,
+                            coalesce(r.attempts_in_generation, 0), v_now, NULL);
+      END IF;
+      RETURN res;
+    END IF;
+
+    -- The decision writes: take the key's lock without waiting, then read again under it (READ
+    -- COMMITTED sees what the last writer committed). An absent row goes straight to the insert,
+    -- whose ON CONFLICT notices a row committed in between.
+    IF NOT v_locked THEN
+      IF idem._try_lock_key(v_lock) THEN
+        v_locked := true;
+        IF v_found THEN CONTINUE; END IF;
+      ELSIF v_wait AND idem._wait_for_key_lock(v_lock, v_deadline) THEN
+        CONTINUE;  -- the writer's transaction ended: see what it left
+      ELSE
+        -- Another transaction is writing this key (its row may not even be visible to us yet).
+        res.outcome := 'in_progress';
+        res.generation := r.generation;
+        res.retry_after := idem._retry_after();
+        IF NOT current_setting('transaction_read_only')::boolean THEN
+          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
+                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        END IF;
+        RETURN res;
+      END IF;
+    END IF;
+
+    -- An existing row is locked before it is written, without waiting: under the key's lock only
+    -- purge_expired can hold it (it is deleting a record that became history). Once locked it is
+    -- written, so a refusal never follows a row lock.
+    IF v_decision <> 'insert' THEN
+      PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest
+         FOR NO KEY UPDATE SKIP LOCKED;
+      IF NOT FOUND THEN
+        PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
+        IF NOT FOUND THEN CONTINUE; END IF;  -- purged meanwhile: decide again (an insert)
+        PERFORM idem._unlock_key(v_lock);
+        res.outcome := 'in_progress';
+        res.generation := r.generation;
+        res.retry_after := idem._retry_after();
+        IF NOT current_setting('transaction_read_only')::boolean THEN
+          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
+                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
+                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
+        END IF;
+        RETURN res;
+      END IF;
+    END IF;
+
+    IF v_decision = 'insert' THEN
+      -- Under the key scope tenant, another record of the tenant may own the key (0.3.6).
+      v_differs := idem._key_owner_differs(p_tenant, p_digest, p_key, p_caller, p_resource);
+      IF v_differs IS NOT NULL THEN
+        RETURN idem._refuse_key_reused(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
+                                       v_differs, v_lock);
+      END IF;
+      v_retired := coalesce((SELECT g.generation FROM idem.retired_keys g
+                              WHERE g.tenant_id = p_tenant COLLATE "C" AND g.scope_digest = p_digest), 0);
+      -- A snapshot older than a purge of this key would start an old generation again (its
+      -- record is gone, so the insert meets no conflict): refuse it as PostgreSQL refuses any
+      -- write such a snapshot cannot see the result of.
+      IF current_setting('transaction_isolation') <> 'read committed'
+         AND idem._retired_generation_now(p_tenant, p_digest) <> v_retired THEN
+        RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: it was purged after this transaction''s snapshot'
+          USING ERRCODE = 'serialization_failure', HINT = 'Retry the transaction.';
+      END IF;
+      INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
+                                  hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
+                                  lease_expires_at, created_at, expires_at, mutation_type, attempted_at,
+                                  attempts_in_generation, lease_secret_hash)
+      VALUES (p_tenant, p_digest, 'in_progress', nextval('idem.fencing_token_seq'), 1 + v_retired,
+              p_hash, idem.fingerprint_scheme(), p_caller, p_resource, p_key, v_lease, v_ttl,
+              v_now + v_lease, v_now, v_now + v_lease + v_ttl, p_mutation_type, v_now, 1,
+              sha256(convert_to(v_secret, 'UTF8')))
+      ON CONFLICT DO NOTHING
+      RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
+      IF NOT FOUND THEN
+        -- A row committed after our read: this key's, or (the key scope tenant) another record's
+        -- that owns the key, whose transaction the insert waited for. READ COMMITTED: read it and
+        -- decide again (still holding the lock, given back if the decision refuses). An older
+        -- snapshot cannot see it: 40001.
+        IF current_setting('transaction_isolation') = 'read committed' THEN
+          v_differs := idem._key_owner_differs(p_tenant, p_digest, p_key, p_caller, p_resource);
+          IF v_differs IS NOT NULL THEN
+            RETURN idem._refuse_key_reused(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
+                                           v_differs, v_lock);
+          END IF;
+          CONTINUE;
+        END IF;
+        RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: another transaction created it'
+          USING ERRCODE = 'serialization_failure', HINT = 'Retry the transaction.';
+      END IF;
+      res.outcome := 'acquired';
+    ELSIF v_decision = 'resume' THEN
+      -- Take over at the last recovery point with a new fencing token; the handler verifies the
+      -- side effect the recovery point names before repeating anything.
+      UPDATE idem.keys k SET status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
+             lease_interval = v_lease, ttl = v_ttl, lease_expires_at = v_now + v_lease,
+             expires_at = CASE WHEN k.recovery_point IS NULL THEN v_now + v_lease + v_ttl END,
+             attempted_at = v_now, attempts_in_generation = k.attempts_in_generation + 1,
+             lease_secret_hash = sha256(convert_to(v_secret, 'UTF8')),
+             -- The attempt taken over may have called the handler: its payload stays the key's.
+             payload_pinned = k.payload_pinned OR k.status = 'in_progress'
+       WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
+      RETURNING k.attempt, k.generation, k.recovery_point, k.recovery_data, k.lease_expires_at
+           INTO res.attempt, res.generation, res.recovery_point, res.recovery_data, res.lease_expires_at;
+      IF NOT FOUND THEN CONTINUE; END IF;
+      res.outcome := 'resumed';
+    ELSE
+      -- new_generation: the record is history. fresh_attempt: released before any checkpoint
+      -- (its payload_pinned stays: the decision let only the pinned payload through).
+      UPDATE idem.keys k SET
+          status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
+          generation = k.generation + CASE WHEN v_decision = 'new_generation' THEN 1 ELSE 0 END,
+          payload_hash = p_hash, hash_scheme = idem.fingerprint_scheme(), caller_id = p_caller,
+          resource = p_resource, client_key = p_key, lease_interval = v_lease, ttl = v_ttl,
+          lease_expires_at = v_now + v_lease, recovery_point = NULL, recovery_data = NULL,
+          response_status = NULL, response_headers = NULL, response_body = NULL, order_id = NULL,
+          handler_response = NULL, last_error = NULL,
+          created_at = CASE WHEN v_decision = 'new_generation' THEN v_now ELSE k.created_at END,
+          resolved_at = NULL, expires_at = v_now + v_lease + v_ttl, mutation_type = p_mutation_type,
+          local_status = NULL, attempted_at = v_now,
+          attempts_in_generation = CASE WHEN v_decision = 'new_generation' THEN 1 ELSE k.attempts_in_generation + 1 END,
+          lease_secret_hash = sha256(convert_to(v_secret, 'UTF8')),
+          payload_pinned = v_decision <> 'new_generation' AND k.payload_pinned
+       WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
+      RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
+      IF NOT FOUND THEN CONTINUE; END IF;
+      res.outcome := 'acquired';
+    END IF;
+    -- A lease that ran out without complete or release: its attempt goes on the record now, in
+    -- this transaction (a holder that called the processor and died leaves a trace).
+    IF v_found AND r.status = 'in_progress' THEN
+      PERFORM idem._audit_abandoned(p_tenant, p_digest, r.client_key, r.caller_id, r.resource, r.generation,
+                                    r.attempt, r.mutation_type, r.recovery_point, r.recovery_data,
+                                    r.attempts_in_generation, coalesce(r.attempted_at, r.created_at),
+                                    r.lease_expires_at, res.attempt);
+    END IF;
+    -- The holder's handle carries the lease's secret (core/keys/handle.hpp); the record keeps
+    -- only its SHA-256, so neither auditors nor a guessed fencing token can use the lease.
+    res.handle := res.handle || ':' || v_secret;
+    res.handler_key := idem._handler_key(p_digest, res.generation);
+    RETURN res;
+  END LOOP;
+END $$;
+
+-- A key that made more than one order: across generations of one record (reused after its
+-- TTL), or under several callers or routes (route-scoped records, or before 0.3.6).
+DROP FUNCTION idem.key_reuse(interval);
+CREATE FUNCTION idem.key_reuse(window_size interval DEFAULT '24 hours')
+  RETURNS TABLE (tenant_id text, client_key text, caller_id text, resource text, order_ids text[],
+                 generations integer[], first_attempt timestamptz, last_attempt timestamptz,
+                 callers text[], resources text[])
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pg_temp AS $$
+  SELECT m.tenant_id, m.client_key, min(m.caller_id), min(m.resource),
+         array_agg(DISTINCT m.order_id ORDER BY m.order_id), array_agg(DISTINCT m.generation ORDER BY m.generation),
+         min(m.attempted_at), max(m.attempted_at),
+         array_agg(DISTINCT m.caller_id ORDER BY m.caller_id), array_agg(DISTINCT m.resource ORDER BY m.resource)
+    FROM idem.mutations m
+   WHERE m.attempted_at >= clock_timestamp() - window_size AND m.order_id IS NOT NULL
+   GROUP BY m.tenant_id, m.client_key
+  HAVING count(DISTINCT m.order_id) > 1
+   ORDER BY min(m.attempted_at) $$;
+COMMENT ON FUNCTION idem.key_reuse(interval) IS
+  'The runbook''s alert: a client key of a tenant that produced two or more order ids within the window, in one record or under several callers or routes (callers, resources).';
+REVOKE ALL ON FUNCTION idem.key_reuse(interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.key_reuse(interval) TO idem_auditor, idem_operator;
