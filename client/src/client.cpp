@@ -16,17 +16,28 @@ namespace idem {
 namespace {
 
 constexpr const char* kAcquire = "idem_client_acquire";
+constexpr const char* kAcquireRouteScoped = "idem_client_acquire_route_scoped";
 constexpr const char* kComplete = "idem_client_complete";
 constexpr const char* kEmit = "idem_client_emit";
 constexpr const char* kCheckpoint = "idem_client_checkpoint";
 constexpr const char* kRelease = "idem_client_release";
 
+#define IDEM_ACQUIRE_COLUMNS                                                                  \
+  "SELECT outcome, handle, attempt, recovery_point, recovery_data::text, response_status,"     \
+  " response_headers::text, response_body, retry_after, handler_key, key_reuse_differs::text"
+
 const std::vector<pg::Statement> kStatements = {
     {kAcquire,
-     "SELECT outcome, handle, attempt, recovery_point, recovery_data::text, response_status,"
-     " response_headers::text, response_body, retry_after, handler_key"
+     IDEM_ACQUIRE_COLUMNS
      " FROM idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5, lease => $6::interval,"
      " ttl => $7::interval, mutation_type => $8)"},
+    // idem.key_scope = route for this transaction, set before acquire runs: acquire's argument
+    // reads the setting's value, so the lateral call comes after it (and adds nothing to it).
+    {kAcquireRouteScoped,
+     IDEM_ACQUIRE_COLUMNS
+     " FROM (SELECT pg_catalog.set_config('idem.key_scope', 'route', true) AS scope) s,"
+     " LATERAL idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5 || left(s.scope, 0),"
+     " lease => $6::interval, ttl => $7::interval, mutation_type => $8)"},
     {kComplete,
      "SELECT idem.complete($1, $2::bigint, $3::integer, $4::jsonb, $5::bytea, $6, $7::jsonb, $8, $9::boolean)"},
     {kEmit, "SELECT idem.emit($1, $2, $3::jsonb, $4)"},
@@ -36,8 +47,13 @@ const std::vector<pg::Statement> kStatements = {
 
 // Columns of kAcquire.
 enum AcquireColumn {
-  kOutcome, kHandle, kToken, kRecoveryPoint, kRecoveryData, kStatus, kHeaders, kBody, kRetryAfter, kHandlerKey
+  kOutcome, kHandle, kToken, kRecoveryPoint, kRecoveryData, kStatus, kHeaders, kBody, kRetryAfter, kHandlerKey,
+  kKeyReuseDiffers
 };
+
+const char* acquire_statement(const Request& request) {
+  return request.key_scope == Request::KeyScope::route ? kAcquireRouteScoped : kAcquire;
+}
 
 // A core error found before anything was sent, as the client's exception.
 ClientError client_error_of(const Error& e) {
@@ -258,6 +274,7 @@ struct ClientCore {
       return http::in_progress(options, after ? std::stol(*after) : static_cast<long>(options.retry_after.count()));
     }
     if (outcome == "mismatch") return http::mismatch(options);
+    if (outcome == "key_reused") return http::key_reused(options, sql_text::text_array(row.at(kKeyReuseDiffers).value_or("{}")));
     throw DatabaseError("ERR_CLIENT_DATABASE", "", "idem.acquire answered an unknown outcome: " + outcome);
   }
 
@@ -369,7 +386,7 @@ Response Client::run_once(const Request& request, const Handler& handler) {
   // BEGIN rides with acquire: one round trip.
   auto c = core.checkout_and([&](pg::Session& s) {
     try {
-      rows = s.begin_and_execute(kAcquire, params);
+      rows = s.begin_and_execute(acquire_statement(request), params);
     } catch (const ConnectionLost&) {
       throw;
     } catch (...) {
@@ -460,7 +477,7 @@ std::variant<Lease, Response> Client::begin(const Request& request) {
   const auto params = core.acquire_params(request, std::get<hash::Digest>(checked));
   std::vector<SqlRow> rows;
   // Outside a transaction block: the lease (or the refusal's audit row) commits with the statement.
-  auto c = core.checkout_and([&](pg::Session& s) { rows = s.exec_prepared_autocommit(kAcquire, params); });
+  auto c = core.checkout_and([&](pg::Session& s) { rows = s.exec_prepared_autocommit(acquire_statement(request), params); });
   const SqlRow& row = rows.at(0);
   if (auto answer = core.refusal(row)) return *answer;
   auto state = std::make_unique<Lease::State>();

@@ -32,6 +32,7 @@ Mapping mapping_of(const ClientError& e, const ClientOptions& options) {
   if (n == "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH") {
     return {options.profile == Profile::reference ? 409 : 422, "Idempotency-Key reused with a different payload", false};
   }
+  if (n == "ERR_IDEMPOTENCY_KEY_REUSED") return {422, "Idempotency-Key reused for another request", false};
   if (n == "ERR_LEASE_LOST") return {503, "Lease lost", true};
   if (n == "ERR_INVALID_TRANSITION") return {409, "Invalid state transition", false};
   if (n == "ERR_NON_ATOMIC_IDEMPOTENCY_STORE") return {503, "Idempotency store not durable", false};
@@ -185,6 +186,22 @@ Response mismatch(const ClientOptions& options) {
                           "Idempotency-Key reused with a different payload",
                           "this Idempotency-Key was used with a different request; use a new key for a new request",
                           Stored::no, options.problem_type_base);
+}
+
+Response key_reused(const ClientOptions& options, const std::vector<std::string>& differs) {
+  std::string what;
+  for (const std::string& d : differs) {
+    const std::string word = d == "resource" ? "route" : d;
+    what += what.empty() ? word : " and " + word;
+  }
+  Response r = problem_response(422, "ERR_IDEMPOTENCY_KEY_REUSED", "Idempotency-Key reused for another request",
+                                "this Idempotency-Key was first used " + (what.empty() ? std::string("elsewhere") : "with another " + what) +
+                                    "; nothing was executed. Use a new key for each request",
+                                Stored::no, options.problem_type_base);
+  nlohmann::ordered_json body = nlohmann::ordered_json::parse(r.body);
+  body["differs"] = differs;
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
 }
 
 }  // namespace http

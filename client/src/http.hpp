@@ -21,5 +21,8 @@ std::vector<Header> decode_headers(const std::string& json);
 // The problem for acquire's refusals and the client's own checks.
 Response in_progress(const ClientOptions& options, long retry_after_seconds);
 Response mismatch(const ClientOptions& options);
+// 422 ERR_IDEMPOTENCY_KEY_REUSED: the tenant's key was first used by another caller or on
+// another route; `differs` names which ("caller", "resource"), not their values.
+Response key_reused(const ClientOptions& options, const std::vector<std::string>& differs);
 
 }  // namespace idem::http

@@ -39,4 +39,20 @@ SqlValue interval(const std::optional<std::chrono::milliseconds>& d) {
   return std::to_string(d->count()) + " milliseconds";
 }
 
+std::vector<std::string> text_array(const std::string& text) {
+  std::vector<std::string> words;
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return words;
+  std::string word;
+  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
+    if (text[i] == ',') {
+      words.push_back(word);
+      word.clear();
+    } else {
+      word += text[i];
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  return words;
+}
+
 }  // namespace idem::sql_text

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "idem/client.hpp"
 
@@ -16,5 +17,8 @@ std::string hex_bytea(std::string_view bytes);
 std::string unhex_bytea(const std::string& text);
 // "<n> milliseconds"; NULL for nullopt (the server's default).
 SqlValue interval(const std::optional<std::chrono::milliseconds>& d);
+// The elements of a text[] of plain words in its text form ({caller,resource}); quoted
+// elements are not read (acquire sends none).
+std::vector<std::string> text_array(const std::string& text);
 
 }  // namespace idem::sql_text

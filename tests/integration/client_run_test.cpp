@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <thread>
+#include <variant>
 
 #include "tests/integration/client_support.hpp"
 
@@ -107,6 +108,46 @@ TEST(ClientRun, MismatchGives422AndTheReferenceProfile409) {
   EXPECT_EQ(conflict.body, problem(409, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, detail));
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 1);
+}
+
+TEST(ClientRun, KeyReusedOnAnotherRouteOrByAnotherCallerGives422AndRunsNothing) {
+  ClientDatabase db;
+  std::atomic<int> runs{0};
+  Client client(db.url());
+  ASSERT_EQ(client.run(order_request(kKey), order_handler(runs, "ord_1")).status, 201);
+  Request other_route = order_request(kKey);
+  other_route.route += "/again";
+  Request other_caller = order_request(kKey);
+  other_caller.caller = "another-service";
+  const std::string title = "Idempotency-Key reused for another request";
+  auto reused = [&](const std::string& what, const std::string& differs) {
+    std::string body = problem(422, "ERR_IDEMPOTENCY_KEY_REUSED", title,
+                               "this Idempotency-Key was first used with another " + what +
+                                   "; nothing was executed. Use a new key for each request");
+    return body.substr(0, body.size() - 1) + R"(,"differs":)" + differs + "}";
+  };
+
+  const Response by_route = client.run(other_route, order_handler(runs, "ord_2"));
+  EXPECT_EQ(by_route.status, 422);
+  EXPECT_EQ(by_route.headers, kProblemHeaders);
+  EXPECT_EQ(by_route.body, reused("route", R"(["resource"])"));
+  const Response by_caller = client.run(other_caller, order_handler(runs, "ord_2"));
+  EXPECT_EQ(by_caller.body, reused("caller", R"(["caller"])"));
+  // The lease API answers the same, and both refusals are on the record.
+  const auto begun = client.begin(other_route);
+  ASSERT_TRUE(std::holds_alternative<Response>(begun));
+  EXPECT_EQ(std::get<Response>(begun).body, reused("route", R"(["resource"])"));
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.mutations WHERE outcome = 'key_reused'"), 3);
+
+  // A route that opts into the route scope is another request: its handler runs.
+  other_route.key_scope = Request::KeyScope::route;
+  EXPECT_EQ(client.run(other_route, order_handler(runs, "ord_3")).status, 201);
+  EXPECT_EQ(client.run(other_route, order_handler(runs, "ord_4")).status, 201);  // a replay
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 2);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys WHERE key_scope = 'route'"), 1);
+  // The opt-in lasted for that request's transaction only.
+  EXPECT_EQ(client.run(other_caller, order_handler(runs, "ord_5")).status, 422);
 }
 
 TEST(ClientRun, MissingKeyGives400WithoutARoundTrip) {

@@ -58,6 +58,11 @@ struct Request {
   std::string body;                             // JSON bytes; empty means "no body"
   std::vector<std::string> fingerprint_exclusions;  // RFC 6901 pointers, e.g. /metadata/trace_id
   std::string mutation_type = "create";             // the audit's kind: create, capture, refund, void
+  // Who the key belongs to. tenant (default): the same key from another caller or on another
+  // route is refused, 422 ERR_IDEMPOTENCY_KEY_REUSED. route: it is another request (a client that
+  // reuses a key across routes then executes twice, unseen); opt in per route, knowingly.
+  enum class KeyScope { tenant, route };
+  KeyScope key_scope = KeyScope::tenant;
   std::string resource() const { return method + " " + route; }
 };
 
