@@ -177,20 +177,40 @@ COMMENT ON FUNCTION idem._log_transitions() IS
   'AFTER row trigger created by idem.register_machine_table: logs each transition of a registered table once the row is written.';
 REVOKE ALL ON FUNCTION idem._log_transitions() FROM PUBLIC;
 
+-- Named to fire before the AFTER triggers of lowercase names (AFTER triggers fire in name order):
+-- a transition one of them makes is logged after the one that made it fire.
 CREATE FUNCTION idem._log_trigger_name(status_column text) RETURNS name
   LANGUAGE sql IMMUTABLE
   SET search_path = pg_catalog, pg_temp AS $$
-  SELECT CASE WHEN octet_length('idem_log_' || status_column) <= 63 THEN 'idem_log_' || status_column
-              ELSE 'idem_log_' || md5(status_column) END::name $$;
+  SELECT CASE WHEN octet_length('_idem_log_' || status_column) <= 63 THEN '_idem_log_' || status_column
+              ELSE '_idem_log_' || md5(status_column) END::name $$;
 
+-- The table's log triggers for the status column, by function and argument (a renamed one too);
+-- parent_trigger: cloned from a partitioned ancestor's.
+CREATE FUNCTION idem._log_triggers(tbl regclass, status_column text)
+  RETURNS TABLE (trigger_name name, cloned boolean)
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pg_temp AS $$
+  SELECT t.tgname, t.tgparentid <> 0 FROM pg_trigger t
+   WHERE t.tgrelid = tbl AND t.tgfoid = 'idem._log_transitions()'::regprocedure AND t.tgnargs = 1
+     AND convert_from(split_part(encode(t.tgargs, 'escape'), '\000', 1)::bytea, 'UTF8') = status_column $$;
+
+-- AFTER INSERT OR UPDATE, every UPDATE: a BEFORE trigger may set the status of an update that
+-- names other columns. One per table and column: none is added where one exists (renamed, or
+-- cloned from the partitioned table the table is a partition of).
 CREATE FUNCTION idem._create_log_trigger(tbl regclass, status_column text) RETURNS void
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-  EXECUTE format('CREATE OR REPLACE TRIGGER %I AFTER INSERT OR UPDATE OF %I ON %s FOR EACH ROW EXECUTE FUNCTION idem._log_transitions(%L)',
-                 idem._log_trigger_name(status_column), status_column, tbl, status_column);
+  IF EXISTS (SELECT 1 FROM idem._log_triggers(tbl, status_column)) THEN RETURN; END IF;
+  -- A partition's own log trigger would clash with the clone of this one: the clone replaces it.
+  PERFORM idem._drop_log_triggers(p.relid, status_column)
+     FROM pg_partition_tree(tbl) p WHERE p.relid <> tbl AND p.isleaf IS NOT NULL;
+  EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION idem._log_transitions(%L)',
+                 idem._log_trigger_name(status_column), tbl, status_column);
 END $$;
-REVOKE ALL ON FUNCTION idem._create_log_trigger(regclass, text), idem._log_trigger_name(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idem._create_log_trigger(regclass, text), idem._log_trigger_name(text),
+                       idem._log_triggers(regclass, text) FROM PUBLIC;
 
 CREATE FUNCTION idem.register_machine_table(tbl regclass, machine text, status_column text, key_column text,
                                             tenant_column text)
@@ -250,6 +270,18 @@ END $$;
 COMMENT ON FUNCTION idem.register_machine_table(regclass, text, text, text, text) IS
   'Operator: let idem.enforce_transitions guard tbl''s status_column with machine, logging key_column as the row key and tenant_column as its tenant.';
 
+CREATE FUNCTION idem._drop_log_triggers(tbl regclass, status_column text) RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_name name;
+BEGIN
+  FOR v_name IN SELECT l.trigger_name FROM idem._log_triggers(tbl, status_column) l WHERE NOT l.cloned LOOP
+    EXECUTE format('DROP TRIGGER %I ON %s', v_name, tbl);
+  END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION idem._drop_log_triggers(regclass, text) FROM PUBLIC;
+
 -- By schema and name, so that a registration can be removed whatever became of its table.
 CREATE FUNCTION idem.unregister_machine_table(table_schema text, table_name text, status_column text DEFAULT NULL)
   RETURNS integer
@@ -269,7 +301,7 @@ BEGIN
   LOOP
     v_removed := v_removed + 1;
     IF v_table IS NOT NULL THEN
-      EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', idem._log_trigger_name(v_column), v_table);
+      PERFORM idem._drop_log_triggers(v_table, v_column);
     END IF;
   END LOOP;
   RETURN v_removed;
@@ -310,9 +342,17 @@ SELECT DISTINCT ON (g.nspname, g.relname, g.status_column) g.nspname, g.relname,
          WHERE t.tgfoid = 'idem.enforce_transitions()'::regprocedure AND t.tgnargs >= 2 AND t.tgparentid = 0
            AND EXISTS (SELECT 1 FROM pg_attribute a
                         WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped)) g
+ -- A guard naming a column the table no longer has stays unregistered (its writes fail as before).
+ WHERE EXISTS (SELECT 1 FROM pg_attribute a
+                WHERE a.attrelid = format('%I.%I', g.nspname, g.relname)::regclass AND a.attname = g.status_column
+                  AND a.attnum > 0 AND NOT a.attisdropped)
  ORDER BY g.nspname, g.relname, g.status_column, g.tgname;
-SELECT idem._create_log_trigger(format('%I.%I', m.table_schema, m.table_name)::regclass, m.status_column)
-  FROM idem.machine_tables m;
+-- Partitioned tables first: their log triggers are cloned to their partitions.
+SELECT idem._create_log_trigger(c.oid, m.status_column)
+  FROM idem.machine_tables m
+  JOIN pg_namespace n ON n.nspname = m.table_schema
+  JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = m.table_name
+ ORDER BY c.relispartition, m.table_schema, m.table_name, m.status_column;
 
 -- The trail reads through row security: each role sees its own tenants' mutations and transitions.
 CREATE OR REPLACE FUNCTION idem.order_trail(order_id text)

@@ -1,9 +1,32 @@
 #include "extension/transitions/edge.hpp"
 
 #include "core/error.hpp"
+#include "extension/boundary.hpp"
 #include "extension/machine_cache.hpp"
 
 namespace idem::transitions {
+namespace {
+
+// PostgreSQL only: the row as jsonb, copied out of SPI's memory.
+Datum row_as_jsonb(HeapTuple tuple, TupleDesc desc) {
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
+  Oid type = desc->tdtypeid;
+  Datum value = heap_copy_tuple_as_datum(tuple, desc);
+  if (SPI_execute_with_args("SELECT pg_catalog.to_jsonb($1)", 1, &type, &value, nullptr, true, 1) != SPI_OK_SELECT) {
+    elog(ERROR, "pg_idempotency: could not convert the row to jsonb");
+  }
+  bool isnull = false;
+  Datum jsonb = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  jsonb = SPI_datumTransfer(jsonb, false, -1);
+  SPI_finish();
+  return jsonb;
+}
+
+}  // namespace
+
+bool guard_holds(const EdgeCheck& edge, HeapTuple row, TupleDesc desc) {
+  return pg::guarded([&] { return machines::guard_holds(edge.guard_oid, row_as_jsonb(row, desc)); });
+}
 
 EdgeCheck check_edge(const char* machine, const char* from, const char* to) {
   using machines::Verdict;

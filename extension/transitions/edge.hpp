@@ -17,4 +17,7 @@ struct EdgeCheck {
 // Throws ERR_MACHINE_UNKNOWN for a machine that is not defined (SPI on a cold cache).
 EdgeCheck check_edge(const char* machine, const char* from, const char* to);
 
+// The edge's guard asked about the row (as jsonb), as the role that changed it. Guarded.
+bool guard_holds(const EdgeCheck& edge, HeapTuple row, TupleDesc desc);
+
 }  // namespace idem::transitions

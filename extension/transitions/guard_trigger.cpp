@@ -22,21 +22,6 @@
 namespace idem {
 namespace {
 
-// PostgreSQL only: the row as jsonb, copied out of SPI's memory.
-Datum row_as_jsonb(HeapTuple tuple, TupleDesc desc) {
-  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-  Oid type = desc->tdtypeid;
-  Datum value = heap_copy_tuple_as_datum(tuple, desc);
-  if (SPI_execute_with_args("SELECT pg_catalog.to_jsonb($1)", 1, &type, &value, nullptr, true, 1) != SPI_OK_SELECT) {
-    elog(ERROR, "pg_idempotency: could not convert the row to jsonb");
-  }
-  bool isnull = false;
-  Datum jsonb = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-  jsonb = SPI_datumTransfer(jsonb, false, -1);
-  SPI_finish();
-  return jsonb;
-}
-
 Datum enforce_transitions(FunctionCallInfo fcinfo) {
   if (!CALLED_AS_TRIGGER(fcinfo)) {
     throw Error(ErrorCode::ArgumentInvalid, "idem.enforce_transitions() must be called as a trigger");
@@ -62,6 +47,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
                 "idem.enforce_transitions: a temporary table's transitions would outlive it in the log",
                 "Guard a permanent table.");
   }
+  if (trigger->tgqual != nullptr) transitions::throw_conditional_guard(RelationGetRelationName(td->tg_relation));
   const char* status_arg = trigger->tgnargs >= 2 ? trigger->tgargs[1] : nullptr;
   const transitions::GuardedTable guarded = transitions::resolve(td, status_arg);
   const machines::TableRegistration& reg = guarded.reg;
@@ -114,7 +100,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   std::string refusal = edge.refusal;
   if (refusal.empty() && edge.guard_oid != InvalidOid) {
     entry.guard_name = edge.guard_name.c_str();
-    const bool holds = pg::guarded([&] { return machines::guard_holds(edge.guard_oid, row_as_jsonb(row, desc)); });
+    const bool holds = transitions::guard_holds(edge, row, desc);
     entry.guard_result = holds ? 1 : 0;
     if (!holds) refusal = machines::guard_refusal(machine, from, to, edge.guard_name);
   }

@@ -30,7 +30,14 @@ bool is_idem_function(Oid function, const char* name) {
   });
 }
 
-bool enabled(const Trigger& t) { return t.tgenabled != TRIGGER_DISABLED; }
+// Whether the trigger fires in this session: ENABLE REPLICA / ALWAYS against
+// session_replication_role, as PostgreSQL decides it.
+bool fires_in_session(const Trigger& t) {
+  if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA) {
+    return t.tgenabled == TRIGGER_FIRES_ON_REPLICA || t.tgenabled == TRIGGER_FIRES_ALWAYS;
+  }
+  return t.tgenabled == TRIGGER_FIRES_ON_ORIGIN || t.tgenabled == TRIGGER_FIRES_ALWAYS;
+}
 
 std::string register_hint(const GuardedTable& table) {
   return std::string("An operator registers the table again (it creates the log trigger): SELECT idem.register_machine_table('") +
@@ -40,6 +47,12 @@ std::string register_hint(const GuardedTable& table) {
 }
 
 }  // namespace
+
+void throw_conditional_guard(const char* table) {
+  throw Error(ErrorCode::ArgumentInvalid,
+              std::string("idem.enforce_transitions on ") + table + ": a guard trigger must not have a WHEN clause (a row it skips would be written unchecked)",
+              "CREATE OR REPLACE TRIGGER ... BEFORE INSERT OR UPDATE ON the table FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();");
+}
 
 bool fires_on(const Trigger* trigger, int attnum) {
   if (trigger->tgnattr == 0) return true;
@@ -86,13 +99,13 @@ void require_log_trigger(const TriggerData* td, const GuardedTable& table) {
   for (int i = 0; triggers != nullptr && i < triggers->numtriggers; ++i) {
     const Trigger& t = triggers->triggers[i];
     if (TRIGGER_FOR_ROW(t.tgtype) && TRIGGER_FOR_AFTER(t.tgtype) && TRIGGER_FOR_INSERT(t.tgtype) && TRIGGER_FOR_UPDATE(t.tgtype) &&
-        enabled(t) && t.tgnargs == 1 && std::strcmp(t.tgargs[0], table.reg.status_column) == 0 && fires_on(&t, table.status_col) &&
-        is_idem_function(t.tgfoid, "_log_transitions")) {
+        fires_in_session(t) && t.tgnargs == 1 && std::strcmp(t.tgargs[0], table.reg.status_column) == 0 && t.tgnattr == 0 &&
+        t.tgqual == nullptr && is_idem_function(t.tgfoid, "_log_transitions")) {
       return;
     }
   }
   throw Error(ErrorCode::ArgumentInvalid,
-              std::string("idem.enforce_transitions on ") + table.reg.table_name + ": the table's transition log trigger is missing or disabled, so its transitions would go unlogged",
+              std::string("idem.enforce_transitions on ") + table.reg.table_name + ": the table's transition log trigger is missing, disabled, or does not fire on every INSERT and UPDATE, so its transitions would go unlogged",
               register_hint(table));
 }
 
@@ -121,8 +134,9 @@ bool guard_fired(const TriggerData* td, const char* status_column, int status_co
   for (int i = 0; triggers != nullptr && i < triggers->numtriggers; ++i) {
     const Trigger& t = triggers->triggers[i];
     const bool on_event = is_insert ? TRIGGER_FOR_INSERT(t.tgtype) : (TRIGGER_FOR_UPDATE(t.tgtype) && fires_on(&t, status_col));
-    if (TRIGGER_FOR_ROW(t.tgtype) && TRIGGER_FOR_BEFORE(t.tgtype) && on_event && enabled(t) &&
+    if (TRIGGER_FOR_ROW(t.tgtype) && TRIGGER_FOR_BEFORE(t.tgtype) && on_event && fires_in_session(t) &&
         (t.tgnargs < 2 || std::strcmp(t.tgargs[1], status_column) == 0) && is_idem_function(t.tgfoid, "enforce_transitions")) {
+      if (t.tgqual != nullptr) throw_conditional_guard(RelationGetRelationName(td->tg_relation));
       return true;
     }
   }

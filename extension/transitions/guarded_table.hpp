@@ -28,12 +28,19 @@ GuardedTable resolve(TriggerData* td, const char* status_arg);
 // Whether an UPDATE of the column fires the trigger (no column list: every update does).
 bool fires_on(const Trigger* trigger, int attnum);
 
-// Throw unless the table has its enabled AFTER log trigger for the status column.
+// Throw unless the table has its AFTER log trigger for the status column, firing in this session
+// on every INSERT and UPDATE (a BEFORE trigger may set the status of an UPDATE that names other
+// columns), without a WHEN clause.
 void require_log_trigger(const TriggerData* td, const GuardedTable& table);
 
-// Whether an enabled BEFORE guard for the status column fired on this event. A write the guard
-// does not see (a guard of UPDATEs only, an INSERT) is not logged either, as before 0.3.5.
+// Whether a BEFORE guard for the status column fired on this event (enabled for this session's
+// session_replication_role). A write no guard sees (a guard of UPDATEs only, an INSERT) is not
+// logged either, as before 0.3.5. A guard with a WHEN clause throws: what it skipped went
+// unchecked.
 bool guard_fired(const TriggerData* td, const char* status_column, int status_col);
+
+// ERR_ARGUMENT_INVALID: the guard on `table` has a WHEN clause.
+[[noreturn]] void throw_conditional_guard(const char* table);
 
 // The row names its tenant, and the session may act for it, and on an UPDATE for the old
 // row's too (a row re-labelled to one's own tenant is still another's), else ERR_TENANT_FORBIDDEN.

@@ -1,20 +1,25 @@
-// idem._log_transitions(status column): the AFTER INSERT OR UPDATE OF status row trigger that
+// idem._log_transitions(status column): the AFTER INSERT OR UPDATE row trigger that
 // idem.register_machine_table creates beside a table's guard. It logs each transition once
 // PostgreSQL has written the row, so a row the statement did not write (INSERT ... ON CONFLICT
-// DO NOTHING runs the BEFORE trigger first) leaves nothing in the trail. It checks the edge and
-// the tenant once more: a BEFORE trigger firing after the guard may have changed the status, and
-// a guard's WHEN clause may have skipped the row.
+// DO NOTHING runs the BEFORE trigger first) leaves nothing in the trail. It fires on every
+// UPDATE, not only those naming the status (a BEFORE trigger may set it), and checks the row as
+// written once more: the edge, the edge's guard, and the tenants, since a BEFORE trigger that
+// fires after the guard may have changed any of them.
 #include <cstring>
 #include <string>
 
 #include "core/error.hpp"
+#include "extension/binding_cache.hpp"
 #include "extension/boundary.hpp"
+#include "extension/machine_cache.hpp"
 #include "extension/transitions/edge.hpp"
 #include "extension/transitions/guarded_table.hpp"
 #include "extension/transitions/transition_log.hpp"
 
 namespace idem {
 namespace {
+
+bool same_text(const char* a, const char* b) { return a != nullptr && b != nullptr && std::strcmp(a, b) == 0; }
 
 Datum log_transitions(FunctionCallInfo fcinfo) {
   if (!CALLED_AS_TRIGGER(fcinfo)) throw Error(ErrorCode::ArgumentInvalid, "idem._log_transitions() must be called as a trigger");
@@ -25,34 +30,44 @@ Datum log_transitions(FunctionCallInfo fcinfo) {
     throw Error(ErrorCode::ArgumentInvalid, "idem._log_transitions(status column) must be an AFTER INSERT OR UPDATE ... FOR EACH ROW trigger",
                 "idem.register_machine_table creates it; do not create it by hand.");
   }
-  // First, before any SQL: a table registered without a guard costs its writes no more.
+  // First, before any SQL: a table registered without a guard, and an update that leaves the
+  // status where no role is bound to tenants, cost a write no more.
   TupleDesc desc = td->tg_relation->rd_att;
   const char* status_arg = td->tg_trigger->tgargs[0];
   const int status_attnum = SPI_fnumber(desc, status_arg);  // only looks the name up: cannot elog
   if (status_attnum <= 0 || !transitions::guard_fired(td, status_arg, status_attnum)) return PointerGetDatum(nullptr);
-  const transitions::GuardedTable guarded = transitions::resolve(td, status_arg);
   HeapTuple row = is_update ? td->tg_newtuple : td->tg_trigtuple;
-  const char* to = transitions::column_value(row, desc, guarded.status_col);
-  const char* from = is_update ? transitions::column_value(td->tg_trigtuple, desc, guarded.status_col) : nullptr;
-  if (is_update && from != nullptr && to != nullptr && std::strcmp(from, to) == 0) return PointerGetDatum(nullptr);
+  const char* to = transitions::column_value(row, desc, status_attnum);
+  const char* from = is_update ? transitions::column_value(td->tg_trigtuple, desc, status_attnum) : nullptr;
+  const bool unchanged = is_update && same_text(from, to);
+  if (unchanged && !pg::guarded([] { return bindings::any(bindings::Table::Tenant); })) return PointerGetDatum(nullptr);
 
+  const transitions::GuardedTable guarded = transitions::resolve(td, status_arg);
   const machines::TableRegistration& reg = guarded.reg;
-  const transitions::EdgeCheck edge = transitions::check_edge(reg.machine, from, to);
-  if (!edge.refusal.empty()) {
-    throw Error(ErrorCode::InvalidTransition,
-                edge.refusal + " (written unchecked on " + reg.table_name +
-                    ": a BEFORE trigger firing after idem.enforce_transitions changed the status, or the guard's WHEN clause skipped the row)",
-                "A BEFORE trigger that sets the status must fire before the guard (triggers fire in name order); a guard needs no WHEN clause.");
-  }
-  // Checked again: a guard with a WHEN clause may not have fired for this row.
   const char* tenant = transitions::column_value(row, desc, guarded.tenant_col);
   transitions::require_row_tenants(td, guarded, tenant);
-  transitions::LogEntry entry{reg.machine, RelationGetRelid(td->tg_relation),
-                              reg.table_name, tenant,
+  if (unchanged) return PointerGetDatum(nullptr);
+
+  const transitions::EdgeCheck edge = transitions::check_edge(reg.machine, from, to);
+  std::string refusal = edge.refusal;
+  const bool guarded_edge = refusal.empty() && edge.guard_oid != InvalidOid;
+  if (guarded_edge && !transitions::guard_holds(edge, row, desc)) {
+    refusal = machines::guard_refusal(reg.machine, from, to, edge.guard_name);
+  }
+  if (!refusal.empty()) {
+    throw Error(ErrorCode::InvalidTransition,
+                refusal + " (as written to " + reg.table_name + ": a BEFORE trigger firing after idem.enforce_transitions changed the row)",
+                "A BEFORE trigger that sets the status must fire before the guard: triggers fire in name order.");
+  }
+  transitions::LogEntry entry{reg.machine,
+                              RelationGetRelid(td->tg_relation),
+                              reg.table_name,
+                              tenant,
                               guarded.key_col ? transitions::column_value(row, desc, guarded.key_col) : nullptr,
-                              from, to,
-                              edge.guard_oid != InvalidOid ? edge.guard_name.c_str() : nullptr,
-                              edge.guard_oid != InvalidOid ? 1 : -1,  // written, so the guard held
+                              from,
+                              to,
+                              guarded_edge ? edge.guard_name.c_str() : nullptr,
+                              guarded_edge ? 1 : -1,
                               "applied"};
   pg::guarded([&] { transitions::append_log(entry, guarded.owner); });
   return PointerGetDatum(nullptr);

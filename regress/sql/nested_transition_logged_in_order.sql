@@ -1,7 +1,7 @@
--- Review of 0.3.5 (d73c24e): a transition is logged when the AFTER trigger idem_log_<status>
+-- Review of 0.3.5 (d73c24e): a transition is logged when the AFTER trigger _idem_log_<status>
 -- fires, at the end of its statement. An AFTER trigger of the application's that moves the row
 -- on (digital goods ship once confirmed) fires first (AFTER triggers fire in name order, and
--- "autoship" < "idem_log_status"), and its nested UPDATE logs confirmed -> shipped before the
+-- "autoship" < "_idem_log_status"), and its nested UPDATE logs confirmed -> shipped before the
 -- outer statement logs created -> confirmed. The trail then reads created, shipped, confirmed,
 -- its last transition "-> confirmed" for an order that is shipped (0.3.4 logged in order).
 -- Expected: the trail in the order the transitions happened.

@@ -18,10 +18,10 @@ CREATE TRIGGER replica_orders_guard BEFORE INSERT OR UPDATE ON replica_orders
   FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
 SHOW session_replication_role;
 -- 1. The log trigger fires only on a replica.
-ALTER TABLE replica_orders ENABLE REPLICA TRIGGER idem_log_status;
+ALTER TABLE replica_orders ENABLE REPLICA TRIGGER _idem_log_status;
 INSERT INTO replica_orders VALUES ('ord_rp_1', 'acme', 'created');
 SELECT count(*) AS ord_rp_1_logged FROM idem.transition_log WHERE relid = 'replica_orders'::regclass;
-ALTER TABLE replica_orders ENABLE TRIGGER idem_log_status;
+ALTER TABLE replica_orders ENABLE TRIGGER _idem_log_status;
 -- 2. The guard fires only on a replica.
 ALTER TABLE replica_orders ENABLE REPLICA TRIGGER replica_orders_guard;
 INSERT INTO replica_orders VALUES ('ord_rp_2', 'acme', 'created', false);

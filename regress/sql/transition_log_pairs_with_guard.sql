@@ -1,5 +1,5 @@
 -- The transition log is written by the AFTER trigger idem.register_machine_table creates
--- (idem_log_<status column>), once PostgreSQL wrote the row. A guard refuses to act without its
+-- (_idem_log_<status column>), once PostgreSQL wrote the row. A guard refuses to act without its
 -- log trigger, and the log trigger logs only writes a guard checked: nothing is guarded unlogged,
 -- or logged unguarded. Nobody else may create the log trigger.
 \set SHOW_CONTEXT never
@@ -27,7 +27,7 @@ UPDATE paired_orders SET note = 'gift wrap';
 UPDATE paired_orders SET status = 'confirmed';
 SELECT row_key, from_state, to_state, outcome FROM idem.transition_log WHERE row_key = 'ord_pair_1' ORDER BY log_id;
 -- The guard refuses to run without its log trigger, and the row stays.
-DROP TRIGGER idem_log_status ON paired_orders;
+DROP TRIGGER _idem_log_status ON paired_orders;
 UPDATE paired_orders SET status = 'shipped' WHERE order_id = 'ord_pair_1';
 ALTER TABLE paired_orders DISABLE TRIGGER paired_orders_guard;
 INSERT INTO paired_orders VALUES ('ord_pair_2', 'acme', 'created');
@@ -38,9 +38,9 @@ SELECT count(*) AS ord_pair_2_logged FROM idem.transition_log WHERE row_key = 'o
 -- Registering again creates it again.
 SELECT idem.register_machine_table('paired_orders', 'order', 'status', 'order_id', 'tenant_id');
 -- A disabled log trigger is a missing one.
-ALTER TABLE paired_orders DISABLE TRIGGER idem_log_status;
+ALTER TABLE paired_orders DISABLE TRIGGER _idem_log_status;
 UPDATE paired_orders SET status = 'refunded' WHERE order_id = 'ord_pair_1';
-ALTER TABLE paired_orders ENABLE TRIGGER idem_log_status;
+ALTER TABLE paired_orders ENABLE TRIGGER _idem_log_status;
 -- A BEFORE trigger of the user's that fires after the guard and moves the status backwards is
 -- caught when the row is logged; so is a guard whose WHEN clause skipped the row.
 CREATE FUNCTION paired_orders_rewind() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,7 +1,7 @@
 -- Review of 0.3.5 (d73c24e): the 0.3.5 update registers every table a 0.3.4 guard trigger was
 -- created on (tgparentid = 0), then creates each one's log trigger. A 0.3.4 database that guards
 -- a partitioned table and, with a trigger of its own, one of its partitions: the root's log
--- trigger is cloned onto the partition first, and CREATE OR REPLACE TRIGGER idem_log_status on
+-- trigger is cloned onto the partition first, and CREATE OR REPLACE TRIGGER _idem_log_status on
 -- the partition then fails ("is an internal or a child trigger"): ALTER EXTENSION UPDATE fails
 -- as a whole. (register_machine_table on such a partition fails the same way.)
 -- Expected: the update succeeds; the partition keeps the log trigger cloned from the root, and
