@@ -99,6 +99,32 @@ call POST "/checkout/$S/complete" "$(checkout_body 2099)" -H "Idempotency-Key: \
 check "the same key quoted is a replay with the same bytes" eval 'status_is 201 && replayed && same_bytes bare'
 check "bare then quoted: exactly 1 charge" [ "$(charges_for "$S")" = 1 ]
 
+# --- A key belongs to the tenant (0.3.6): the same key on another route is refused, charges nothing.
+S_B=$(session other-route)
+call POST "/checkout/$S_B/complete" "$(checkout_body 2099)" -H "Idempotency-Key: $K"
+check "the same key on another checkout route: 422 ERR_IDEMPOTENCY_KEY_REUSED naming the route" body_is \
+  "$(problem 422 ERR_IDEMPOTENCY_KEY_REUSED "Idempotency-Key reused for another request" \
+     "this Idempotency-Key was first used with another route; nothing was executed. Use a new key for each request" \
+     false | sed 's/}$/,"differs":["resource"]}/')"
+check "the reused key answers 422 as problem+json" eval 'status_is 422 && problem_type'
+check "the reused key charged nothing on the other route" [ "$(charges_for "$S_B")" = 0 ]
+call POST "/checkout/$S_B/complete" "$(checkout_body 2099)" -H "Idempotency-Key: $(key other-route)"
+check "a new key on that route charges once" eval 'status_is 201 && [ "$(charges_for "$S_B")" = 1 ]'
+# Twenty requests with one key, ten to each of two routes, at once: one charge in all.
+S_C=$(session race-c)
+S_D=$(session race-d)
+KR=$(key race)
+for i in $(seq 1 10); do
+  for s in "$S_C" "$S_D"; do
+    curl -s -o /dev/null -w '%{http_code}\n' -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+      -H "Idempotency-Key: $KR" --data-binary "$(checkout_body 1234)" "$SERVICE/checkout/$s/complete" >>"$TMP/race" &
+  done
+done
+wait
+check "one key raced on two routes: exactly 1 charge" [ $(( $(charges_for "$S_C") + $(charges_for "$S_D") )) = 1 ]
+check "one key raced on two routes: every answer 201, 409 or 422" [ "$(grep -cvE '^(201|409|422)$' "$TMP/race")" = 0 ]
+check "one key raced on two routes: some were refused as reused" [ "$(grep -c '^422$' "$TMP/race")" -ge 1 ]
+
 # --- What is no key: 400 ERR_IDEMPOTENCY_KEY_INVALID, the reason, "stored": false, no charge.
 invalid_key() {  # invalid_key NAME DETAIL CURL-OPTIONS...
   local name=$1 detail=$2
