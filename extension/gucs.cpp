@@ -20,6 +20,7 @@ bool audit_replays = true;
 int min_audit_retention_seconds = 24 * 60 * 60;
 bool outbox_notify = true;
 int key_scope = 0;  // tenant
+bool fast_path = true;
 
 void define() {
   DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
@@ -68,6 +69,11 @@ void define() {
   DefineCustomIntVariable("idem.min_audit_retention", "Shortest age idem.purge_audit may remove audit rows at.",
                           "An operator may age the trail out, not erase what is recent.", &min_audit_retention_seconds,
                           24 * 60 * 60, 0, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);
+  // As PostgreSQL tests its planner with debug_parallel_query: make test runs the whole schedule
+  // both ways, so the C fast path and the PL/pgSQL general path answer alike.
+  DefineCustomBoolVariable("idem.fast_path", "TESTS: let acquire and complete take their C fast path.",
+                           "Off sends every call to idem._acquire_general / idem._complete_general (slower, same answers).",
+                           &fast_path, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
   // Read by idem.keys.key_scope's default when a record is created (0.3.6).
   static const struct config_enum_entry kKeyScopes[] = {{"tenant", 0, false}, {"route", 1, false}, {nullptr, 0, false}};
   DefineCustomEnumVariable(

@@ -17,6 +17,7 @@ extern int min_audit_retention_seconds;  // idem.min_audit_retention: purge_audi
 extern bool audit_replays;           // idem.audit_replays: append an audit row for every replay
 extern int history_retention_seconds;  // idem.history_retention: how long a purged key's generation is remembered
 
+extern bool fast_path;                 // idem.fast_path: off sends every acquire/complete to the PL/pgSQL path
 extern int key_scope;                 // idem.key_scope: tenant (a key is the tenant's) | route
 
 extern bool outbox_notify;            // idem.outbox_notify: NOTIFY idem_outbox at an emitting commit

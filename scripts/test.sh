@@ -55,9 +55,12 @@ suite "start throwaway PostgreSQL" start_server ||
   { echo "stopping here: no suite runs against a server this run did not start or check"; summary; exit; }
 export IDEM_TEST_URL=$(scripts/pg.sh url)
 suite "pg_regress + isolation specs" regress
+suite "pg_regress + isolation specs, the general path (idem.fast_path = off)" scripts/regress-general-path.sh
 suite "payload_hash == sha256sum(canonical bytes)" scripts/check-sha256sum.sh
 suite "demo script runs to the end (examples/demo.sql)" run_demo_script
 suite "integration + stress tests (libpqxx)" build/integration_tests --gtest_brief=1
+suite "protocol model, the general path (idem.fast_path = off)" scripts/with-general-path.sh \
+  build/integration_tests --gtest_brief=1 --gtest_filter='ProtocolModel.*'
 suite "end to end: checkout service, payment processor, order consumer (real HTTP)" scripts/e2e.sh
 suite "make demo beside a running make serve (the serve stack keeps running)" tests/scripts/demo_beside_serve_test.sh
 # Smoke runs of the reliability and hostile-input suites, each on servers of its own (make crash,

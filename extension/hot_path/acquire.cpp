@@ -315,7 +315,7 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
 Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   const int64 lease = bounded_usecs(call, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
   const int64 ttl = bounded_usecs(call, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
-  if (lease == 0 || ttl == 0 || !text_is(call, kOnBusy, kOnBusyModes) || !text_is(call, kMutationType, kMutationTypes) ||
+  if (!gucs::fast_path || lease == 0 || ttl == 0 || !text_is(call, kOnBusy, kOnBusyModes) || !text_is(call, kMutationType, kMutationTypes) ||
       call.null[kTenant] || call.null[kDigest] || call.null[kKey] || call.null[kHash] || call.null[kCaller] ||
       call.null[kResource]) {
     return run_general(call);

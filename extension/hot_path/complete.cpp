@@ -5,6 +5,7 @@
 // stays in one place. The fast path hands over holding nothing it took and having written nothing.
 #include "core/keys/handle.hpp"
 #include "extension/boundary.hpp"
+#include "extension/gucs.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/hot_path/audit_append.hpp"
 #include "extension/hot_path/kept_plan.hpp"
@@ -59,7 +60,7 @@ struct Inputs {
 };
 
 Datum complete(FunctionCallInfo fcinfo) {
-  if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8)) return run_general(fcinfo);
+  if (!gucs::fast_path || PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8)) return run_general(fcinfo);
   const int32 status = PG_GETARG_INT32(2);
   if (status < 100 || status > 599) return run_general(fcinfo);
   const Inputs in = pg::guarded([&] {
