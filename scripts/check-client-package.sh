@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # The client as a service links it: install build/ into a scratch prefix, then build docs/client.md's
 # examples against the installed package, once through find_package(pg_idempotency_client) and
-# once through pkg-config. Fails when either does not compile and link.
+# once through pkg-config. Fails when either does not compile and link, or when an internal
+# header includes a public one.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+# No arrow up: the client's internal headers include only idem/types.hpp of the public ones.
+if grep -n '#include "idem/' client/src/*.hpp | grep -v '"idem/types.hpp"'; then
+  echo "check-client-package: an internal header of client/ includes a public one (use idem/types.hpp)" >&2
+  exit 1
+fi
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install build --prefix "$prefix/usr" >/dev/null

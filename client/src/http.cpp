@@ -1,6 +1,8 @@
 // problem+json (RFC 9457) and the stored header form; see http.hpp.
 #include "http.hpp"
 
+#include "idem/client.hpp"
+
 #include <cctype>
 #include <nlohmann/json.hpp>
 

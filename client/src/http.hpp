@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "idem/client.hpp"
+#include "idem/types.hpp"
 
 namespace idem::http {
 

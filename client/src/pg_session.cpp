@@ -4,6 +4,8 @@
 // server's SQLSTATE.
 #include "pg_session.hpp"
 
+#include "idem/client.hpp"
+
 #include <sys/socket.h>
 
 #include <algorithm>

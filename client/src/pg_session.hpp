@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "idem/client.hpp"
+#include "idem/types.hpp"
 
 namespace idem::pg {
 

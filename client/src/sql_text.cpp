@@ -1,5 +1,7 @@
 #include "sql_text.hpp"
 
+#include "idem/client.hpp"
+
 namespace idem::sql_text {
 
 std::string hex_bytea(std::string_view bytes) {

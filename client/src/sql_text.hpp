@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "idem/client.hpp"
+#include "idem/types.hpp"
 
 namespace idem::sql_text {
 

@@ -14,39 +14,9 @@
 #include <vector>
 
 #include "idem/errors.hpp"
+#include "idem/types.hpp"
 
 namespace idem {
-
-enum class Profile {
-  standard,   // a key reused with another body: 422 ERR_IDEMPOTENCY_PAYLOAD_MISMATCH
-  reference,  // the reference design: 409 for that body conflict
-};
-
-struct ClientOptions {
-  std::optional<std::chrono::milliseconds> ttl;    // nullopt: the server's idem.default_ttl (24 h)
-  std::optional<std::chrono::milliseconds> lease;  // nullopt: the server's idem.lease_timeout (30 s)
-  std::chrono::seconds retry_after{2};             // Retry-After when the server gives none
-  Profile profile = Profile::standard;
-  bool allow_missing_key = false;                  // true: a request without a key runs unguarded
-  std::size_t pool_size = 4;                       // connections, opened on demand
-  std::chrono::milliseconds acquire_timeout{5000}; // longest wait for a free connection
-  std::size_t max_body_bytes = 1 << 20;            // larger bodies: 413 (the server's default bound)
-  std::string problem_type_base = "urn:pg-idempotency:error:";  // problem+json "type" = base + name
-};
-
-struct Header {
-  std::string name;
-  std::string value;
-  bool operator==(const Header& o) const { return name == o.name && value == o.value; }
-};
-
-struct Response {
-  int status = 200;
-  std::vector<Header> headers;  // in order, duplicates kept (Set-Cookie)
-  std::string body;             // bytes
-  // The first header of that name (case-insensitive), or nullptr.
-  const std::string* header(std::string_view name) const;
-};
 
 // What a service has in hand for one HTTP request.
 struct Request {
@@ -74,8 +44,6 @@ struct Audit {
   bool handler_called = true;                   // whether the processor was called for this result
 };
 
-using SqlValue = std::optional<std::string>;  // text format; std::nullopt is SQL NULL
-using SqlRow = std::vector<SqlValue>;
 
 // The handler's view of its attempt: the open transaction and what acquire said.
 class Attempt {
