@@ -14,7 +14,6 @@
 # targets install the extension there (scripts/pg-install.sh); `make install` alone installs it
 # into the system's PostgreSQL.
 EXTENSION = pg_idempotency
-EXTVERSION = 0.3.6
 MODULE_big = pg_idempotency
 
 CORE_SRCS := $(wildcard core/*.cpp core/*/*.cpp)

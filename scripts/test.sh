@@ -45,6 +45,7 @@ suite "install what is missing (apt)" scripts/install-deps.sh
 # Before the suites open their connections: the ports of the servers started later stay free.
 source "$ROOT/scripts/cluster.sh" && reserve_server_ports
 suite "released SQL scripts unchanged (sql/RELEASED)" scripts/check-released.sh
+suite "one version everywhere (VERSION)" scripts/check-versions.sh
 suite "build + install extension" build_and_install_extension || true
 suite "build core, tests, the demo programs (cmake)" build_cmake build all -DIDEM_BENCH=OFF -DIDEM_TESTS=ON
 suite "core unit tests (GoogleTest)" build/core_tests --gtest_brief=1
