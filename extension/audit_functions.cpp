@@ -78,22 +78,14 @@ void reset_audit_purge_on_abort(SubXactEvent event, SubTransactionId, SubTransac
 
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_allow_audit_purge);
-Datum idem_allow_audit_purge(PG_FUNCTION_ARGS) { return idem::Invoke(idem::allow_audit_purge, fcinfo); }
+IDEM_SQL_FUNCTION(idem_allow_audit_purge, idem::allow_audit_purge)
 
-PG_FUNCTION_INFO_V1(idem_refuse_audit_change);
-Datum idem_refuse_audit_change(PG_FUNCTION_ARGS) { return idem::Invoke(idem::refuse_audit_change, fcinfo); }
+IDEM_SQL_FUNCTION(idem_refuse_audit_change, idem::refuse_audit_change)
 
-PG_FUNCTION_INFO_V1(idem_min_audit_retention);
-Datum idem_min_audit_retention(PG_FUNCTION_ARGS) { return idem::Invoke(idem::min_audit_retention, fcinfo); }
+IDEM_SQL_FUNCTION(idem_min_audit_retention, idem::min_audit_retention)
 
-PG_FUNCTION_INFO_V1(idem_elapsed);
-Datum idem_elapsed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::elapsed, fcinfo); }
+IDEM_SQL_FUNCTION(idem_elapsed, idem::elapsed)
 
-PG_FUNCTION_INFO_V1(idem_derive_order_id);
-Datum idem_derive_order_id(PG_FUNCTION_ARGS) { return idem::Invoke(idem::derive_order_id, fcinfo); }
+IDEM_SQL_FUNCTION(idem_derive_order_id, idem::derive_order_id)
 
-PG_FUNCTION_INFO_V1(idem_handler_key);
-Datum idem_handler_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handler_key, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_handler_key, idem::handler_key)

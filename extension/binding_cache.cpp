@@ -71,11 +71,6 @@ void register_invalidation() { CacheRegisterRelcacheCallback(forget, 0); }
 
 }  // namespace idem::bindings
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_tenant_bindings_changed);
-Datum idem_tenant_bindings_changed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::bindings::bindings_changed, fcinfo); }
-PG_FUNCTION_INFO_V1(idem_consumer_bindings_changed);
-Datum idem_consumer_bindings_changed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::bindings::bindings_changed, fcinfo); }
-PG_FUNCTION_INFO_V1(idem_consumer_bindings_exist);
-Datum idem_consumer_bindings_exist(PG_FUNCTION_ARGS) { return idem::Invoke(idem::bindings::consumer_bindings_exist, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_tenant_bindings_changed, idem::bindings::bindings_changed)
+IDEM_SQL_FUNCTION(idem_consumer_bindings_changed, idem::bindings::bindings_changed)
+IDEM_SQL_FUNCTION(idem_consumer_bindings_exist, idem::bindings::consumer_bindings_exist)

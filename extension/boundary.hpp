@@ -1,6 +1,6 @@
 // The single C++ -> PostgreSQL error boundary. Every SQL-callable function is
-//   PG_FUNCTION_INFO_V1(idem_foo);
-//   Datum idem_foo(PG_FUNCTION_ARGS) { return idem::Invoke(foo_impl, fcinfo); }
+//   IDEM_SQL_FUNCTION(idem_foo, idem::foo_impl)
+// (below), which declares the symbol and calls idem::Invoke.
 // Invoke runs the C++ body; any exception is turned into plain data inside the catch, the catch
 // scope is left (so every destructor has run), and only then is ereport(ERROR) raised.
 #pragma once
@@ -78,5 +78,18 @@ template <typename Impl>
 Datum Invoke(Impl impl, FunctionCallInfo fcinfo) noexcept {
   return Guard([&] { return impl(fcinfo); });
 }
+
+}  // namespace idem
+
+// IDEM_SQL_FUNCTION(idem_foo, idem::foo): the C symbol the SQL definition names
+// (AS 'MODULE_PATHNAME', 'idem_foo'), running idem::foo(FunctionCallInfo) through Invoke. The
+// one way a function of ours becomes SQL-callable.
+#define IDEM_SQL_FUNCTION(symbol, impl)                                                   \
+  extern "C" {                                                                            \
+  PG_FUNCTION_INFO_V1(symbol);                                                            \
+  Datum symbol(PG_FUNCTION_ARGS) { return idem::Invoke(impl, fcinfo); }                   \
+  }
+
+namespace idem {
 
 }  // namespace idem

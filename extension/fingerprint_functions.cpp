@@ -76,22 +76,14 @@ Datum fingerprint_scheme(FunctionCallInfo) { return Int32GetDatum(kFingerprintSc
 }  // namespace
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_canonical_json_text);
-Datum idem_canonical_json_text(PG_FUNCTION_ARGS) { return idem::Invoke(idem::canonical_json_text, fcinfo); }
+IDEM_SQL_FUNCTION(idem_canonical_json_text, idem::canonical_json_text)
 
-PG_FUNCTION_INFO_V1(idem_canonical_json_jsonb);
-Datum idem_canonical_json_jsonb(PG_FUNCTION_ARGS) { return idem::Invoke(idem::canonical_json_jsonb, fcinfo); }
+IDEM_SQL_FUNCTION(idem_canonical_json_jsonb, idem::canonical_json_jsonb)
 
-PG_FUNCTION_INFO_V1(idem_payload_hash_jsonb);
-Datum idem_payload_hash_jsonb(PG_FUNCTION_ARGS) { return idem::Invoke(idem::payload_hash_jsonb, fcinfo); }
+IDEM_SQL_FUNCTION(idem_payload_hash_jsonb, idem::payload_hash_jsonb)
 
-PG_FUNCTION_INFO_V1(idem_payload_hash_jsonb_tree);
-Datum idem_payload_hash_jsonb_tree(PG_FUNCTION_ARGS) { return idem::Invoke(idem::payload_hash_jsonb_tree, fcinfo); }
+IDEM_SQL_FUNCTION(idem_payload_hash_jsonb_tree, idem::payload_hash_jsonb_tree)
 
-PG_FUNCTION_INFO_V1(idem_payload_hash_text);
-Datum idem_payload_hash_text(PG_FUNCTION_ARGS) { return idem::Invoke(idem::payload_hash_text, fcinfo); }
+IDEM_SQL_FUNCTION(idem_payload_hash_text, idem::payload_hash_text)
 
-PG_FUNCTION_INFO_V1(idem_fingerprint_scheme);
-Datum idem_fingerprint_scheme(PG_FUNCTION_ARGS) { return idem::Invoke(idem::fingerprint_scheme, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_fingerprint_scheme, idem::fingerprint_scheme)

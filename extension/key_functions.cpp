@@ -99,25 +99,16 @@ Datum raise_cpp_exception(FunctionCallInfo fcinfo) {
 }  // namespace
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_validate_key);
-Datum idem_validate_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::validate_key, fcinfo); }
+IDEM_SQL_FUNCTION(idem_validate_key, idem::validate_key)
 
-PG_FUNCTION_INFO_V1(idem_scope_digest);
-Datum idem_scope_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::scope_digest, fcinfo); }
+IDEM_SQL_FUNCTION(idem_scope_digest, idem::scope_digest)
 
-PG_FUNCTION_INFO_V1(idem_handle);
-Datum idem_handle(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle, fcinfo); }
+IDEM_SQL_FUNCTION(idem_handle, idem::handle)
 
-PG_FUNCTION_INFO_V1(idem_handle_tenant);
-Datum idem_handle_tenant(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_tenant, fcinfo); }
+IDEM_SQL_FUNCTION(idem_handle_tenant, idem::handle_tenant)
 
-PG_FUNCTION_INFO_V1(idem_handle_digest);
-Datum idem_handle_digest(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_digest, fcinfo); }
+IDEM_SQL_FUNCTION(idem_handle_digest, idem::handle_digest)
 
-PG_FUNCTION_INFO_V1(idem_handle_secret);
-Datum idem_handle_secret(PG_FUNCTION_ARGS) { return idem::Invoke(idem::handle_secret, fcinfo); }
+IDEM_SQL_FUNCTION(idem_handle_secret, idem::handle_secret)
 
-PG_FUNCTION_INFO_V1(idem_raise_cpp_exception);
-Datum idem_raise_cpp_exception(PG_FUNCTION_ARGS) { return idem::Invoke(idem::raise_cpp_exception, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_raise_cpp_exception, idem::raise_cpp_exception)

@@ -81,10 +81,6 @@ Datum check_transition(FunctionCallInfo fcinfo) {
 }  // namespace
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_can_transition);
-Datum idem_can_transition(PG_FUNCTION_ARGS) { return idem::Invoke(idem::can_transition, fcinfo); }
+IDEM_SQL_FUNCTION(idem_can_transition, idem::can_transition)
 
-PG_FUNCTION_INFO_V1(idem_check_transition);
-Datum idem_check_transition(PG_FUNCTION_ARGS) { return idem::Invoke(idem::check_transition, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_check_transition, idem::check_transition)

@@ -223,11 +223,6 @@ void sequence_outbox_at_commit(XactEvent event, void*) {
 
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_outbox_newest_state);
-Datum idem_outbox_newest_state(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_newest_state, fcinfo); }
+IDEM_SQL_FUNCTION(idem_outbox_newest_state, idem::outbox_newest_state)
 
-PG_FUNCTION_INFO_V1(idem_outbox_note);
-Datum idem_outbox_note(PG_FUNCTION_ARGS) { return idem::Invoke(idem::outbox_note, fcinfo); }
-
-}
+IDEM_SQL_FUNCTION(idem_outbox_note, idem::outbox_note)

@@ -158,37 +158,24 @@ Datum raise_named(FunctionCallInfo fcinfo) {
 }  // namespace
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_decide);
-Datum idem_decide(PG_FUNCTION_ARGS) { return idem::Invoke(idem::decide, fcinfo); }
+IDEM_SQL_FUNCTION(idem_decide, idem::decide)
 
-PG_FUNCTION_INFO_V1(idem_try_lock_key);
-Datum idem_try_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::try_lock_key, fcinfo); }
+IDEM_SQL_FUNCTION(idem_try_lock_key, idem::try_lock_key)
 
-PG_FUNCTION_INFO_V1(idem_wait_lock_key);
-Datum idem_wait_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::wait_lock_key, fcinfo); }
+IDEM_SQL_FUNCTION(idem_wait_lock_key, idem::wait_lock_key)
 
-PG_FUNCTION_INFO_V1(idem_key_locked_by_me);
-Datum idem_key_locked_by_me(PG_FUNCTION_ARGS) { return idem::Invoke(idem::key_locked_by_me, fcinfo); }
+IDEM_SQL_FUNCTION(idem_key_locked_by_me, idem::key_locked_by_me)
 
-PG_FUNCTION_INFO_V1(idem_unlock_key);
-Datum idem_unlock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::unlock_key, fcinfo); }
+IDEM_SQL_FUNCTION(idem_unlock_key, idem::unlock_key)
 
-PG_FUNCTION_INFO_V1(idem_lease);
-Datum idem_lease(PG_FUNCTION_ARGS) { return idem::Invoke(idem::lease, fcinfo); }
+IDEM_SQL_FUNCTION(idem_lease, idem::lease)
 
-PG_FUNCTION_INFO_V1(idem_ttl);
-Datum idem_ttl(PG_FUNCTION_ARGS) { return idem::Invoke(idem::ttl, fcinfo); }
+IDEM_SQL_FUNCTION(idem_ttl, idem::ttl)
 
-PG_FUNCTION_INFO_V1(idem_wait_timeout);
-Datum idem_wait_timeout(PG_FUNCTION_ARGS) { return idem::Invoke(idem::wait_timeout, fcinfo); }
+IDEM_SQL_FUNCTION(idem_wait_timeout, idem::wait_timeout)
 
-PG_FUNCTION_INFO_V1(idem_history_retention);
-Datum idem_history_retention(PG_FUNCTION_ARGS) { return idem::Invoke(idem::history_retention, fcinfo); }
+IDEM_SQL_FUNCTION(idem_history_retention, idem::history_retention)
 
-PG_FUNCTION_INFO_V1(idem_retired_generation_now);
-Datum idem_retired_generation_now(PG_FUNCTION_ARGS) { return idem::Invoke(idem::retired_generation_now, fcinfo); }
+IDEM_SQL_FUNCTION(idem_retired_generation_now, idem::retired_generation_now)
 
-PG_FUNCTION_INFO_V1(idem_raise);
-Datum idem_raise(PG_FUNCTION_ARGS) { return idem::Invoke(idem::raise_named, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_raise, idem::raise_named)

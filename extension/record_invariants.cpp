@@ -205,7 +205,4 @@ Datum check_invariants(FunctionCallInfo fcinfo) {
 }  // namespace
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_check_invariants);
-Datum idem_check_invariants(PG_FUNCTION_ARGS) { return idem::Invoke(idem::check_invariants, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_check_invariants, idem::check_invariants)

@@ -100,18 +100,10 @@ void check_durability_at_commit(XactEvent event, void*) {
 
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_lock_key);
-Datum idem_lock_key(PG_FUNCTION_ARGS) { return idem::Invoke(idem::lock_key, fcinfo); }
+IDEM_SQL_FUNCTION(idem_lock_key, idem::lock_key)
 
-PG_FUNCTION_INFO_V1(idem_retry_after);
-Datum idem_retry_after(PG_FUNCTION_ARGS) { return idem::Invoke(idem::retry_after, fcinfo); }
+IDEM_SQL_FUNCTION(idem_retry_after, idem::retry_after)
 
-PG_FUNCTION_INFO_V1(idem_written_by_current_transaction);
-Datum idem_written_by_current_transaction(PG_FUNCTION_ARGS) {
-  return idem::Invoke(idem::written_by_current_transaction, fcinfo);
-}
+IDEM_SQL_FUNCTION(idem_written_by_current_transaction, idem::written_by_current_transaction)
 
-PG_FUNCTION_INFO_V1(idem_require_durable_store);
-Datum idem_require_durable_store(PG_FUNCTION_ARGS) { return idem::Invoke(idem::require_durable_store, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_require_durable_store, idem::require_durable_store)

@@ -84,14 +84,9 @@ Datum acquire_hash(FunctionCallInfo fcinfo) { return acquire_with(fcinfo, Payloa
 }  // namespace
 }  // namespace idem::hot
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_acquire_jsonb);
-Datum idem_acquire_jsonb(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::acquire_jsonb, fcinfo); }
+IDEM_SQL_FUNCTION(idem_acquire_jsonb, idem::hot::acquire_jsonb)
 
-PG_FUNCTION_INFO_V1(idem_acquire_text);
-Datum idem_acquire_text(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::acquire_text, fcinfo); }
+IDEM_SQL_FUNCTION(idem_acquire_text, idem::hot::acquire_text)
 
-PG_FUNCTION_INFO_V1(idem_acquire_hash);
-Datum idem_acquire_hash(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::acquire_hash, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_acquire_hash, idem::hot::acquire_hash)
 

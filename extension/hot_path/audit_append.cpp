@@ -37,7 +37,4 @@ void append_audit(const Args& row) {
 
 }  // namespace idem::hot
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_audit);
-Datum idem_audit(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::audit, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_audit, idem::hot::audit)

@@ -124,7 +124,4 @@ Datum complete(FunctionCallInfo fcinfo) {
 }  // namespace
 }  // namespace idem::hot
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_complete);
-Datum idem_complete(PG_FUNCTION_ARGS) { return idem::Invoke(idem::hot::complete, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_complete, idem::hot::complete)

@@ -124,10 +124,6 @@ Datum machines_changed(FunctionCallInfo fcinfo) {
 }  // namespace
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_enforce_transitions);
-Datum idem_enforce_transitions(PG_FUNCTION_ARGS) { return idem::Invoke(idem::enforce_transitions, fcinfo); }
+IDEM_SQL_FUNCTION(idem_enforce_transitions, idem::enforce_transitions)
 
-PG_FUNCTION_INFO_V1(idem_machines_changed);
-Datum idem_machines_changed(PG_FUNCTION_ARGS) { return idem::Invoke(idem::machines_changed, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_machines_changed, idem::machines_changed)

@@ -76,7 +76,4 @@ Datum log_transitions(FunctionCallInfo fcinfo) {
 }  // namespace
 }  // namespace idem
 
-extern "C" {
-PG_FUNCTION_INFO_V1(idem_log_transitions);
-Datum idem_log_transitions(PG_FUNCTION_ARGS) { return idem::Invoke(idem::log_transitions, fcinfo); }
-}
+IDEM_SQL_FUNCTION(idem_log_transitions, idem::log_transitions)
