@@ -64,6 +64,35 @@ END $$;
 REVOKE ALL ON FUNCTION idem._refuse_key_reused(idem.acquire_result, text, bytea, text, text, text, text, text[], bigint)
   FROM PUBLIC;
 
+-- The lock a transaction holds while it makes a record the owner of (tenant, key): the key's
+-- lock of a digest of its own ("owner:" tenant LF key; neither may hold a LF), in the same lock
+-- space (hot_path/acquire.cpp takes the same).
+CREATE FUNCTION idem._owner_lock_key(p_tenant text, p_key text) RETURNS bigint
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  SET search_path = pg_catalog, pg_temp AS $$
+  SELECT idem._lock_key(sha256(convert_to('owner:' || p_tenant || E'\n' || p_key, 'UTF8'))) $$;
+REVOKE ALL ON FUNCTION idem._owner_lock_key(text, text) FROM PUBLIC;
+
+-- in_progress, with its audit row (none in a read-only transaction).
+CREATE FUNCTION idem._answer_busy(p_res idem.acquire_result, p_tenant text, p_digest bytea, p_key text,
+                                  p_caller text, p_resource text, p_mutation_type text, p_generation integer,
+                                  p_retry_count integer)
+  RETURNS idem.acquire_result
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  p_res.outcome := 'in_progress';
+  p_res.generation := p_generation;
+  p_res.retry_after := idem._retry_after();
+  IF NOT current_setting('transaction_read_only')::boolean THEN
+    PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, p_generation, NULL, p_mutation_type,
+                        'in_progress', false, NULL, NULL, NULL, NULL, NULL, p_retry_count, clock_timestamp(), NULL);
+  END IF;
+  RETURN p_res;
+END $$;
+REVOKE ALL ON FUNCTION idem._answer_busy(idem.acquire_result, text, bytea, text, text, text, text, integer, integer)
+  FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION idem._acquire_general(p_tenant text, p_digest bytea, p_key text, p_hash bytea,
                                                  p_caller text, p_resource text, p_lease interval, p_ttl interval,
                                                  p_on_busy text, p_mutation_type text)
@@ -87,6 +116,9 @@ DECLARE
   v_retired  integer;
   v_secret   text := replace(gen_random_uuid()::text, '-', '');  -- 122 random bits, for a holder only
   v_differs  text[];   -- what sets this request apart from the key's first use, when another record owns it
+  v_scope    text := coalesce(current_setting('idem.key_scope', true), 'tenant');
+  v_owner_lock bigint := idem._owner_lock_key(p_tenant, p_key);
+  v_owner_locked boolean := false;
 BEGIN
   PERFORM idem._require_tenant(p_tenant);
   IF p_on_busy IS NULL OR p_on_busy NOT IN ('reject', 'wait') THEN
@@ -109,7 +141,7 @@ BEGIN
     SELECT k.status, k.attempt, k.generation, k.payload_hash, k.recovery_point, k.recovery_data,
            k.response_status, k.response_headers, k.response_body, k.order_id, k.lease_expires_at,
            k.expires_at, k.attempts_in_generation, k.mutation_type, k.payload_pinned, k.client_key,
-           k.caller_id, k.resource, k.attempted_at, k.created_at, k.xmin AS row_xmin
+           k.caller_id, k.resource, k.attempted_at, k.created_at, k.key_scope, k.xmin AS row_xmin
       INTO r FROM idem.keys k
      WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
     v_found := FOUND;
@@ -129,6 +161,10 @@ BEGIN
       IF v_locked THEN
         PERFORM idem._unlock_key(v_lock);
         v_locked := false;
+      END IF;
+      IF v_owner_locked THEN
+        PERFORM idem._unlock_key(v_owner_lock);
+        v_owner_locked := false;
       END IF;
       IF v_decision = 'busy' AND v_wait AND NOT v_own AND v_now < v_deadline THEN
         PERFORM pg_sleep(v_poll);
@@ -204,13 +240,33 @@ BEGIN
       END IF;
     END IF;
 
-    IF v_decision = 'insert' THEN
-      -- Under the key scope tenant, another record of the tenant may own the key (0.3.6).
+    -- Under the key scope tenant, a record that is to own its key (a new one, or a new generation
+    -- of one that owned nothing) claims it first (0.3.6): no other record may own it, and no other
+    -- transaction may be claiming it. The owner lock is held to the end of the transaction; a
+    -- contender never waits in the owner index for a transaction that is still open.
+    IF v_scope = 'tenant' AND (v_decision = 'insert'
+                               OR (v_decision = 'new_generation' AND r.key_scope IS DISTINCT FROM 'tenant')) THEN
       v_differs := idem._key_owner_differs(p_tenant, p_digest, p_key, p_caller, p_resource);
       IF v_differs IS NOT NULL THEN
+        IF v_owner_locked THEN PERFORM idem._unlock_key(v_owner_lock); END IF;
         RETURN idem._refuse_key_reused(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
                                        v_differs, v_lock);
       END IF;
+      IF NOT v_owner_locked THEN
+        IF idem._try_lock_key(v_owner_lock) THEN
+          v_owner_locked := true;
+          CONTINUE;  -- decide again under it: an owner may have committed before we took it
+        ELSIF v_wait AND idem._wait_for_key_lock(v_owner_lock, v_deadline) THEN
+          CONTINUE;
+        END IF;
+        -- Another transaction is claiming this key for another caller or route.
+        PERFORM idem._unlock_key(v_lock);
+        RETURN idem._answer_busy(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
+                                 r.generation, coalesce(r.attempts_in_generation, 0));
+      END IF;
+    END IF;
+
+    IF v_decision = 'insert' THEN
       v_retired := coalesce((SELECT g.generation FROM idem.retired_keys g
                               WHERE g.tenant_id = p_tenant COLLATE "C" AND g.scope_digest = p_digest), 0);
       -- A snapshot older than a purge of this key would start an old generation again (its
@@ -239,6 +295,7 @@ BEGIN
         IF current_setting('transaction_isolation') = 'read committed' THEN
           v_differs := idem._key_owner_differs(p_tenant, p_digest, p_key, p_caller, p_resource);
           IF v_differs IS NOT NULL THEN
+            IF v_owner_locked THEN PERFORM idem._unlock_key(v_owner_lock); END IF;
             RETURN idem._refuse_key_reused(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
                                            v_differs, v_lock);
           END IF;
@@ -279,7 +336,9 @@ BEGIN
           local_status = NULL, attempted_at = v_now,
           attempts_in_generation = CASE WHEN v_decision = 'new_generation' THEN 1 ELSE k.attempts_in_generation + 1 END,
           lease_secret_hash = sha256(convert_to(v_secret, 'UTF8')),
-          payload_pinned = v_decision <> 'new_generation' AND k.payload_pinned
+          payload_pinned = v_decision <> 'new_generation' AND k.payload_pinned,
+          -- A new generation under the key scope tenant owns its key (claimed above).
+          key_scope = CASE WHEN v_decision = 'new_generation' AND v_scope = 'tenant' THEN 'tenant' ELSE k.key_scope END
        WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
       RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
       IF NOT FOUND THEN CONTINUE; END IF;

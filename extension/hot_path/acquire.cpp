@@ -179,6 +179,13 @@ bool same_request(const Record& record, const AcquireCall& call) {
 }
 
 const char* const kOnBusyModes[] = {"reject", "wait", nullptr};
+
+// idem._owner_lock_key(tenant, key): the key's lock of sha256("owner:" tenant LF key).
+int64 owner_lock_key(std::string_view tenant, std::string_view key) {
+  std::string text = "owner:";
+  text.append(tenant).append("\n").append(key);
+  return key_lock::of_digest(hash::sha256(text));
+}
 const char* const kMutationTypes[] = {"create", "capture", "refund", "void", nullptr};
 
 // What one acquire call carries into its two fast cases.
@@ -189,6 +196,7 @@ struct Attempt {
   const std::string& handle;   // the plain handle "<tenant>:<digest hex>"
   const hash::Digest& digest;  // the scope digest
   int64 lock;                  // the key's lock
+  int64 owner_lock;            // the (tenant, key) owner's lock; 0 under the key scope route
   bool wait_mode, read_committed;
   MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
   TimestampTz now;
@@ -224,6 +232,12 @@ HeapTuple form_answer(const Attempt& a, Result& result) {
 HeapTuple insert_new_record(const Attempt& a) {
   const AcquireCall& call = a.call;
   if (!a.read_committed || !key_lock::try_take(a.lock)) return nullptr;
+  // Under the key scope tenant the new record owns its key: claim it without waiting (the
+  // general path answers a claim in flight, in_progress, or an owner, key_reused).
+  if (a.owner_lock != 0 && !key_lock::try_take(a.owner_lock)) {
+    key_lock::give_back(a.lock);
+    return nullptr;
+  }
   char secret[keys::kLeaseSecretDigits + 1];
   draw_secret(secret);
   const hash::Digest secret_hash = hash::sha256(std::string_view(secret, keys::kLeaseSecretDigits));
@@ -236,6 +250,7 @@ HeapTuple insert_new_record(const Attempt& a) {
   if (SPI_processed != 1) {
     SPI_finish();
     key_lock::give_back(a.lock);
+    if (a.owner_lock != 0) key_lock::give_back(a.owner_lock);
     return nullptr;
   }
   bool is_null = false;
@@ -330,6 +345,7 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   pg::guarded([&] { require_tenant(call.value[kTenant]); });
   require_durable_store_now();
   const std::string plain_handle = keys::format_handle(tenant, digest);
+  const int64 owner_lock = gucs::key_scope == 0 ? owner_lock_key(tenant, text_of(call, kKey)) : 0;
   Attempt attempt{call,
                   result_desc(fcinfo),
                   datum::interval_datum(lease),
@@ -337,6 +353,7 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   plain_handle,
                   digest,
                   key_lock::of_digest(digest),
+                  owner_lock,
                   text_of(call, kOnBusy) == "wait",
                   XactIsoLevel == XACT_READ_COMMITTED,
                   CurrentMemoryContext,

@@ -50,7 +50,8 @@ SELECT outcome FROM idem.acquire('t-refuse', 'refuse-key-000002', '{"n":2}'::jso
 SELECT my_key_locks() AS held_after_refusals;
 COMMIT;
 
--- A transaction that holds a key still holds it after meeting it again (in_progress).
+-- A transaction that holds a key still holds it after meeting it again (in_progress): the key's
+-- lock and, under the key scope tenant, its owner lock (0.3.6).
 BEGIN;
 SELECT outcome FROM idem.acquire('t-refuse', 'refuse-key-000003', '{"n":3}'::jsonb);
 SELECT my_key_locks() AS held_as_holder;
