@@ -33,6 +33,24 @@ KeptPlan general_acquire{
 
 KeptPlan insert_record{
     // The generation is one above the high-water mark a purge of this key left (idem.retired_keys).
+    // $12, the key scope tenant: nothing is inserted while another record owns the key (read, not
+    // waited for: its owner may be writing it in an open transaction); the general path answers.
+    "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
+    " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
+    " attempted_at, attempts_in_generation, lease_secret_hash)"
+    " SELECT $1, $2, 'in_progress', nextval('idem.fencing_token_seq'),"
+    " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
+    " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11"
+    " WHERE NOT ($12 AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = $1 COLLATE \"C\""
+    " AND o.client_key = $6 COLLATE \"C\" AND o.key_scope = 'tenant'))"
+    " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at",
+    12,
+    {TEXTOID, BYTEAOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TIMESTAMPTZOID, TEXTOID,
+     BYTEAOID, BOOLOID},
+    nullptr};
+
+// The same on a schema before 0.3.6 (no key_scope: keys own nothing), until ALTER EXTENSION UPDATE.
+KeptPlan insert_record_before_key_scope{
     "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
     " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
     " attempted_at, attempts_in_generation, lease_secret_hash)"
@@ -197,6 +215,7 @@ struct Attempt {
   const hash::Digest& digest;  // the scope digest
   int64 lock;                  // the key's lock
   int64 owner_lock;            // the (tenant, key) owner's lock; 0 under the key scope route
+  bool schema_has_key_scope;   // idem.keys.key_scope exists (0.3.6)
   bool wait_mode, read_committed;
   MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
   TimestampTz now;
@@ -245,8 +264,9 @@ HeapTuple insert_new_record(const Attempt& a) {
   row.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kHash]).add(call.value[kCaller]);
   row.add(call.value[kResource]).add(call.value[kKey]).add(a.lease).add(a.ttl).add(TimestampTzGetDatum(a.now));
   row.add(call.value[kMutationType]).add(datum::bytea_datum(secret_hash));
+  if (a.schema_has_key_scope) row.add(BoolGetDatum(a.owner_lock != 0));
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-  if (execute(insert_record, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
+  if (execute(a.schema_has_key_scope ? insert_record : insert_record_before_key_scope, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
   if (SPI_processed != 1) {
     SPI_finish();
     key_lock::give_back(a.lock);
@@ -354,6 +374,7 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   digest,
                   key_lock::of_digest(digest),
                   owner_lock,
+                  false,
                   text_of(call, kOnBusy) == "wait",
                   XactIsoLevel == XACT_READ_COMMITTED,
                   CurrentMemoryContext,
@@ -363,6 +384,8 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   HeapTuple answer = pg::guarded([&]() -> HeapTuple {
     Record record;
     read_record(call.value[kTenant], call.value[kDigest], &record);
+    attempt.schema_has_key_scope = record.has_key_scope;
+    if (!record.has_key_scope) attempt.owner_lock = 0;  // a schema before 0.3.6: keys own nothing
     attempt.now = GetCurrentTimestamp();
     return record.found ? answer_from_record(attempt, record) : insert_new_record(attempt);  // nullptr: the general path decides
   });

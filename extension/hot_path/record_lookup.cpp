@@ -8,10 +8,10 @@ namespace {
 constexpr const char* kColumnNames[field::kCount] = {
     "status", "generation", "payload_hash", "mutation_type", "recovery_point", "response_status", "response_headers",
     "response_body", "order_id", "lease_expires_at", "expires_at", "attempts_in_generation",
-    "payload_pinned"};
+    "payload_pinned", "key_scope"};
 // Columns a schema older than this library may lack (the library is installed before ALTER
 // EXTENSION UPDATE runs): read as NULL.
-constexpr bool optional_column(int f) { return f == field::kPayloadPinned; }
+constexpr bool optional_column(int f) { return f == field::kPayloadPinned || f == field::kKeyScope; }
 
 // Learnt at the first read of a backend, forgotten by any relcache invalidation of idem.keys (an
 // upgrade that adds, drops or rewrites columns, a dropped and re-created extension).
@@ -55,6 +55,7 @@ void read_record(Datum tenant_text, Datum digest_bytea, Record* out) {
   if (layout.attnum[0] == InvalidAttrNumber) learn_layout(keys);
   AttrNumber attnum[field::kCount];
   std::memcpy(attnum, layout.attnum, sizeof attnum);
+  out->has_key_scope = attnum[field::kKeyScope] != InvalidAttrNumber;
 
   // What SPI does before a statement of a VOLATILE function: a new snapshot (READ COMMITTED), the
   // command counter moved on so that this transaction's earlier writes are seen.

@@ -16,6 +16,7 @@ enum RecordField {
   kStatus, kGeneration, kPayloadHash, kMutationType, kRecoveryPoint, kResponseStatus, kResponseHeaders,
   kResponseBody, kOrderId, kLeaseExpiresAt, kExpiresAt, kAttemptsInGeneration,
   kPayloadPinned,  // since 0.3.5: read as NULL on an older schema
+  kKeyScope,       // since 0.3.6: read as NULL on an older schema
   kCount
 };
 }  // namespace field
@@ -27,6 +28,7 @@ struct Record {
   Datum value[field::kCount];
   bool null[field::kCount];
   TransactionId xmin;  // the row version's, as SQL's xmin shows it
+  bool has_key_scope;  // the schema has idem.keys.key_scope (0.3.6), found or not
 };
 
 // Inside pg::guarded: plain C, nothing with a destructor.

@@ -15,6 +15,7 @@
 #include "extension/binding_cache.hpp"
 #include "extension/boundary.hpp"
 #include "extension/machine_cache.hpp"
+#include "extension/transitions/checked_rows.hpp"
 #include "extension/transitions/edge.hpp"
 #include "extension/transitions/guarded_table.hpp"
 #include "extension/transitions/transition_log.hpp"
@@ -101,6 +102,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   if (refusal.empty() && edge.guard_oid != InvalidOid) {
     entry.guard_name = edge.guard_name.c_str();
     const bool holds = transitions::guard_holds(edge, row, desc);
+    if (holds) transitions::checked_rows::remember(RelationGetRelid(td->tg_relation), entry.row_key, to, true);
     entry.guard_result = holds ? 1 : 0;
     if (!holds) refusal = machines::guard_refusal(machine, from, to, edge.guard_name);
   }

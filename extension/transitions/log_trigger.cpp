@@ -3,8 +3,8 @@
 // PostgreSQL has written the row, so a row the statement did not write (INSERT ... ON CONFLICT
 // DO NOTHING runs the BEFORE trigger first) leaves nothing in the trail. It fires on every
 // UPDATE, not only those naming the status (a BEFORE trigger may set it), and checks the row as
-// written once more: the edge, the edge's guard, and the tenants, since a BEFORE trigger that
-// fires after the guard may have changed any of them.
+// written once more: the edge, the tenants, and the edge's guard when the guard trigger did not
+// see this status (checked_rows.hpp), since a BEFORE trigger firing after it may change them.
 #include <cstring>
 #include <string>
 
@@ -12,6 +12,7 @@
 #include "extension/binding_cache.hpp"
 #include "extension/boundary.hpp"
 #include "extension/machine_cache.hpp"
+#include "extension/transitions/checked_rows.hpp"
 #include "extension/transitions/edge.hpp"
 #include "extension/transitions/guarded_table.hpp"
 #include "extension/transitions/transition_log.hpp"
@@ -51,8 +52,14 @@ Datum log_transitions(FunctionCallInfo fcinfo) {
   const transitions::EdgeCheck edge = transitions::check_edge(reg.machine, from, to);
   std::string refusal = edge.refusal;
   const bool guarded_edge = refusal.empty() && edge.guard_oid != InvalidOid;
-  if (guarded_edge && !transitions::guard_holds(edge, row, desc)) {
-    refusal = machines::guard_refusal(reg.machine, from, to, edge.guard_name);
+  const char* row_key = guarded.key_col ? transitions::column_value(row, desc, guarded.key_col) : nullptr;
+  if (guarded_edge) {
+    // The guard trigger's answer for this row going there; asked again only when no guard saw
+    // it (a guard that reads the table would now see this row written).
+    const std::optional<bool> seen = transitions::checked_rows::take(RelationGetRelid(td->tg_relation), row_key, to);
+    if (!(seen ? *seen : transitions::guard_holds(edge, row, desc))) {
+      refusal = machines::guard_refusal(reg.machine, from, to, edge.guard_name);
+    }
   }
   if (!refusal.empty()) {
     throw Error(ErrorCode::InvalidTransition,
@@ -63,7 +70,7 @@ Datum log_transitions(FunctionCallInfo fcinfo) {
                               RelationGetRelid(td->tg_relation),
                               reg.table_name,
                               tenant,
-                              guarded.key_col ? transitions::column_value(row, desc, guarded.key_col) : nullptr,
+                              row_key,
                               from,
                               to,
                               guarded_edge ? edge.guard_name.c_str() : nullptr,
