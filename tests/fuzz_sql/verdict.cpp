@@ -35,9 +35,12 @@ bool argument_too_big(const std::string& s, const std::string& message) {
 }
 
 // A regclass argument's name is resolved by its input function before the call: no such relation
-// (42P01) or schema (3F000), or a name that is not one (42602).
-bool regclass_literal_refused(const CallFacts& call, const std::string& s) {
-  return call.regclass_argument && (s == "42P01" || s == "3F000" || s == "42602");
+// (42P01) or schema (3F000), a name that is not one (42602), more than three dotted parts
+// (42601, "improper relation name"), or three naming another database (0A000).
+bool regclass_literal_refused(const CallFacts& call, const std::string& s, const std::string& message) {
+  return call.regclass_argument && (s == "42P01" || s == "3F000" || s == "42602" ||
+                                    (s == "42601" && message.rfind("improper relation name", 0) == 0) ||
+                                    (s == "0A000" && message.rfind("cross-database references", 0) == 0));
 }
 
 // PostgreSQL errors our inputs cause by design.
@@ -57,7 +60,7 @@ bool standard_allowed(const CallFacts& call, const std::string& s, const std::st
   if (s == "40001" || s == "40P01") return true;  // concurrent sessions: retry, by design
   if (s == "55P03") return true;  // documented: resolve_stuck on a record purge_expired is deleting
   if (s == "25006") return call.read_only;  // documented: a write in a READ ONLY transaction
-  if (regclass_literal_refused(call, s)) return true;
+  if (regclass_literal_refused(call, s, message)) return true;
   // Wrong-type calls: no such function (42883), ambiguous overload (42725), or a cast refused.
   if (call.mistyped && (s == "42883" || s == "42725" || s == "42804" || s == "42846")) return true;
   return false;
@@ -87,7 +90,7 @@ Verdict judge(const CallFacts& call, const std::string& sqlstate, const std::str
     // raised while PostgreSQL reads the literals before the call, may come back.
     if (sqlstate == "42501" || sqlstate.compare(0, 2, "22") == 0 || sqlstate == "54001" || sqlstate == "57014" ||
         argument_too_big(sqlstate, message) || (call.mistyped && (sqlstate == "42883" || sqlstate == "42725")) ||
-        regclass_literal_refused(call, sqlstate)) {
+        regclass_literal_refused(call, sqlstate, message)) {
       return Verdict::allowed;
     }
     why = "a role without EXECUTE got " + sqlstate + " (did the body run?)";
