@@ -9,6 +9,7 @@
 #include "core/keys/derived_ids.hpp"
 #include "core/keys/handle.hpp"
 #include "core/protocol/decision.hpp"
+#include "core/protocol/fast_path.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
@@ -216,7 +217,7 @@ struct Attempt {
   int64 lock;                  // the key's lock
   int64 owner_lock;            // the (tenant, key) owner's lock; 0 under the key scope route
   bool schema_has_key_scope;   // idem.keys.key_scope exists (0.3.6)
-  bool wait_mode, read_committed;
+  protocol::FastCall call_view;  // which decisions the fast path answers (core/protocol/fast_path.hpp)
   MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
   TimestampTz now;
   mutable int32 new_generation;  // set when a new record was inserted
@@ -250,7 +251,7 @@ HeapTuple form_answer(const Attempt& a, Result& result) {
 // there), or a record committed after our read (the lock is given back first).
 HeapTuple insert_new_record(const Attempt& a) {
   const AcquireCall& call = a.call;
-  if (!a.read_committed || !key_lock::try_take(a.lock)) return nullptr;
+  if (!protocol::fast_path_inserts(a.call_view) || !key_lock::try_take(a.lock)) return nullptr;
   // Under the key scope tenant the new record owns its key: claim it without waiting (the
   // general path answers a claim in flight, in_progress, or an owner, key_reused).
   if (a.owner_lock != 0 && !key_lock::try_take(a.owner_lock)) {
@@ -306,9 +307,7 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
   view.same_payload = same_request(record, call);
   view.payload_pinned = !record.null[field::kPayloadPinned] && DatumGetBool(record.value[field::kPayloadPinned]);
   const protocol::Decision decision = protocol::decide(view);
-  const bool answers = decision == protocol::Decision::Replay || decision == protocol::Decision::Mismatch ||
-                       (decision == protocol::Decision::Busy && (!a.wait_mode || !a.read_committed || view.own_transaction));
-  if (!answers) return nullptr;
+  if (!protocol::fast_path_answers(a.call_view, decision, view.own_transaction)) return nullptr;
   const char* outcome = protocol::outcome_name(decision);
   Result result{a.desc, {}, {}};
   for (bool& n : result.nulls) n = true;
@@ -350,14 +349,17 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
 Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   const int64 lease = bounded_usecs(call, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
   const int64 ttl = bounded_usecs(call, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
-  if (!gucs::fast_path || lease == 0 || ttl == 0 || !text_is(call, kOnBusy, kOnBusyModes) || !text_is(call, kMutationType, kMutationTypes) ||
-      call.null[kTenant] || call.null[kDigest] || call.null[kKey] || call.null[kHash] || call.null[kCaller] ||
-      call.null[kResource]) {
-    return run_general(call);
-  }
+  protocol::FastCall view;
+  view.enabled = gucs::fast_path;
+  view.arguments_plain = view.enabled && lease != 0 && ttl != 0 && text_is(call, kOnBusy, kOnBusyModes) &&
+                         text_is(call, kMutationType, kMutationTypes) && !call.null[kTenant] && !call.null[kDigest] &&
+                         !call.null[kKey] && !call.null[kHash] && !call.null[kCaller] && !call.null[kResource];
+  const bytea* digest_arg = view.arguments_plain ? pg::guarded([&] { return DatumGetByteaPP(call.value[kDigest]); }) : nullptr;
+  view.arguments_plain = view.arguments_plain && VARSIZE_ANY_EXHDR(digest_arg) == sizeof(hash::Digest);
+  if (!protocol::fast_path_takes(view)) return run_general(call);
+  view.read_committed = XactIsoLevel == XACT_READ_COMMITTED;
+  view.wait_mode = text_of(call, kOnBusy) == "wait";
   const std::string_view tenant = text_of(call, kTenant);
-  const bytea* digest_arg = pg::guarded([&] { return DatumGetByteaPP(call.value[kDigest]); });
-  if (VARSIZE_ANY_EXHDR(digest_arg) != sizeof(hash::Digest)) return run_general(call);
   hash::Digest digest;
   std::memcpy(digest.data(), VARDATA_ANY(digest_arg), digest.size());
 
@@ -375,8 +377,7 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   key_lock::of_digest(digest),
                   owner_lock,
                   false,
-                  text_of(call, kOnBusy) == "wait",
-                  XactIsoLevel == XACT_READ_COMMITTED,
+                  view,
                   CurrentMemoryContext,
                   0,
                   0};
