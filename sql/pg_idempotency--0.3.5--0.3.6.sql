@@ -42,15 +42,17 @@ CREATE FUNCTION idem._key_owner_differs(p_tenant text, p_digest bytea, p_key tex
    LIMIT 1 $$;
 REVOKE ALL ON FUNCTION idem._key_owner_differs(text, bytea, text, text, text) FROM PUBLIC;
 
--- The refusal: the key's lock given back, an audit row (outcome key_reused), nothing executed.
+-- The refusal: the key's lock and, when held (not NULL), the owner lock given back, an audit row
+-- (outcome key_reused), nothing executed.
 CREATE FUNCTION idem._refuse_key_reused(p_res idem.acquire_result, p_tenant text, p_digest bytea, p_key text,
                                         p_caller text, p_resource text, p_mutation_type text, p_differs text[],
-                                        p_lock bigint)
+                                        p_lock bigint, p_owner_lock bigint)
   RETURNS idem.acquire_result
   LANGUAGE plpgsql
   SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   PERFORM idem._unlock_key(p_lock);
+  IF p_owner_lock IS NOT NULL THEN PERFORM idem._unlock_key(p_owner_lock); END IF;
   p_res.outcome := 'key_reused';
   p_res.key_reuse_differs := p_differs;
   IF NOT current_setting('transaction_read_only')::boolean THEN
@@ -61,7 +63,8 @@ BEGIN
   END IF;
   RETURN p_res;
 END $$;
-REVOKE ALL ON FUNCTION idem._refuse_key_reused(idem.acquire_result, text, bytea, text, text, text, text, text[], bigint)
+REVOKE ALL ON FUNCTION idem._refuse_key_reused(idem.acquire_result, text, bytea, text, text, text, text, text[], bigint,
+                                               bigint)
   FROM PUBLIC;
 
 -- The lock a transaction holds while it makes a record the owner of (tenant, key): the key's
@@ -206,15 +209,8 @@ BEGIN
         CONTINUE;  -- the writer's transaction ended: see what it left
       ELSE
         -- Another transaction is writing this key (its row may not even be visible to us yet).
-        res.outcome := 'in_progress';
-        res.generation := r.generation;
-        res.retry_after := idem._retry_after();
-        IF NOT current_setting('transaction_read_only')::boolean THEN
-          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
-                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
-                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
-        END IF;
-        RETURN res;
+        RETURN idem._answer_busy(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
+                                 r.generation, coalesce(r.attempts_in_generation, 0));
       END IF;
     END IF;
 
@@ -228,15 +224,9 @@ BEGIN
         PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
         IF NOT FOUND THEN CONTINUE; END IF;  -- purged meanwhile: decide again (an insert)
         PERFORM idem._unlock_key(v_lock);
-        res.outcome := 'in_progress';
-        res.generation := r.generation;
-        res.retry_after := idem._retry_after();
-        IF NOT current_setting('transaction_read_only')::boolean THEN
-          PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, r.generation, NULL, p_mutation_type,
-                              'in_progress', false, NULL, NULL, NULL, NULL, NULL,
-                              coalesce(r.attempts_in_generation, 0), clock_timestamp(), NULL);
-        END IF;
-        RETURN res;
+        IF v_owner_locked THEN PERFORM idem._unlock_key(v_owner_lock); END IF;
+        RETURN idem._answer_busy(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
+                                 r.generation, coalesce(r.attempts_in_generation, 0));
       END IF;
     END IF;
 
@@ -248,9 +238,8 @@ BEGIN
                                OR (v_decision = 'new_generation' AND r.key_scope IS DISTINCT FROM 'tenant')) THEN
       v_differs := idem._key_owner_differs(p_tenant, p_digest, p_key, p_caller, p_resource);
       IF v_differs IS NOT NULL THEN
-        IF v_owner_locked THEN PERFORM idem._unlock_key(v_owner_lock); END IF;
         RETURN idem._refuse_key_reused(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
-                                       v_differs, v_lock);
+                                       v_differs, v_lock, CASE WHEN v_owner_locked THEN v_owner_lock END);
       END IF;
       IF NOT v_owner_locked THEN
         IF idem._try_lock_key(v_owner_lock) THEN
@@ -289,18 +278,10 @@ BEGIN
       RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
       IF NOT FOUND THEN
         -- A row committed after our read: this key's, or (the key scope tenant) another record's
-        -- that owns the key, whose transaction the insert waited for. READ COMMITTED: read it and
-        -- decide again (still holding the lock, given back if the decision refuses). An older
-        -- snapshot cannot see it: 40001.
-        IF current_setting('transaction_isolation') = 'read committed' THEN
-          v_differs := idem._key_owner_differs(p_tenant, p_digest, p_key, p_caller, p_resource);
-          IF v_differs IS NOT NULL THEN
-            IF v_owner_locked THEN PERFORM idem._unlock_key(v_owner_lock); END IF;
-            RETURN idem._refuse_key_reused(res, p_tenant, p_digest, p_key, p_caller, p_resource, p_mutation_type,
-                                           v_differs, v_lock);
-          END IF;
-          CONTINUE;
-        END IF;
+        -- that owns the key. READ COMMITTED: read it and decide again, still holding the locks (a
+        -- refusal gives them back; the claim above names an owner). An older snapshot cannot see
+        -- it: 40001.
+        IF current_setting('transaction_isolation') = 'read committed' THEN CONTINUE; END IF;
         RAISE EXCEPTION 'could not serialize acquisition of an idempotency key: another transaction created it'
           USING ERRCODE = 'serialization_failure', HINT = 'Retry the transaction.';
       END IF;

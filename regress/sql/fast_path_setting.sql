@@ -11,7 +11,8 @@ SELECT outcome, attempt > 0 AS has_token FROM idem.acquire('t-fp', 'fast-path-ke
 RESET idem.fast_path;
 SELECT outcome FROM idem.acquire('t-fp', 'fast-path-key-0001', '{"a":1}'::jsonb);
 \c - regress_fp_svc
--- Before the library is loaded, only a placeholder: loading it drops a value nobody may set.
+-- Set before the library is loaded, the value waits for it; loading it drops a value the role may
+-- not set.
 SET idem.fast_path = off;
 SELECT outcome FROM idem.acquire('t-fp', 'fast-path-key-0002', '{"a":1}'::jsonb);
 SHOW idem.fast_path;
