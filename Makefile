@@ -20,10 +20,17 @@ CORE_SRCS := $(wildcard core/*.cpp core/*/*.cpp)
 EXT_SRCS := $(wildcard extension/*.cpp extension/*/*.cpp)
 OBJS = $(CORE_SRCS:.cpp=.o) $(EXT_SRCS:.cpp=.o)
 
-# 0.1.0's install script and every upgrade script since (sql/pg_idempotency--A--B.sql) are
-# committed as released; CREATE EXTENSION installs 0.1.0 and walks the upgrade chain, so a fresh
-# install and an upgraded one run the same SQL. Released scripts are frozen (sql/RELEASED).
+# Two paths to the newest version (docs/sql-layout.md): the full install script, and 0.1.0's
+# install script with every upgrade script since. Scripts up to 0.3.6 are committed as released
+# (sql/pg_idempotency--*.sql); later ones and the full install are expanded from include lists
+# (sql/pg_idempotency.sql.in, sql/upgrades/*.sql.in) of sql/udfs/ and sql/schema/ into build/sql/.
+# Released scripts, committed or expanded, are frozen (sql/RELEASED).
+IDEM_VERSION := $(shell head -1 VERSION)
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+SQL_UPGRADE_LISTS := $(wildcard sql/upgrades/$(EXTENSION)--*.sql.in)
+DATA_built = build/sql/$(EXTENSION)--$(IDEM_VERSION).sql $(patsubst sql/upgrades/%.sql.in,build/sql/%.sql,$(SQL_UPGRADE_LISTS))
+SQL_PARTS := $(shell find sql/udfs sql/schema -name '*.sql' 2>/dev/null)
+
 
 # Tests are found by wildcard and run in the order of regress/schedule (scripts/check-schedule.sh
 # fails the build when a file is missing from it).
@@ -51,6 +58,14 @@ else
 all:
 	@echo "PostgreSQL 15 server headers are missing: run 'make deps' (or 'make test' / 'make demo')." >&2; exit 1
 endif
+
+build/sql/$(EXTENSION)--$(IDEM_VERSION).sql: sql/$(EXTENSION).sql.in $(SQL_PARTS) scripts/sql-expand.sh VERSION
+	@mkdir -p build/sql
+	scripts/sql-expand.sh $< $@
+
+build/sql/%.sql: sql/upgrades/%.sql.in $(SQL_PARTS) scripts/sql-expand.sh
+	@mkdir -p build/sql
+	scripts/sql-expand.sh $< $@
 
 # pg_regress wants a plain REGRESS list or a schedule; we give the schedule through REGRESS_OPTS.
 REGRESS = $(EMPTY)

@@ -14,9 +14,11 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential postgresql-server-dev-15 libssl-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# What the top-level Makefile builds and installs: core/ and extension/ sources, the control file
-# and sql/pg_idempotency--*.sql.
-COPY Makefile pg_idempotency.control ./
+# What the top-level Makefile builds and installs: core/ and extension/ sources, the control file,
+# the released scripts in sql/ and the ones expanded from sql/'s include lists (VERSION names the
+# full install's version, scripts/sql-expand.sh expands).
+COPY Makefile pg_idempotency.control VERSION ./
+COPY scripts/sql-expand.sh scripts/
 COPY core/ core/
 COPY extension/ extension/
 COPY sql/ sql/

@@ -9,7 +9,7 @@ bad=0
 disagree() { echo "check-versions: $1 says $2, VERSION says $want" >&2; bad=1; }
 control=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" pg_idempotency.control)
 [ "$control" = "$want" ] || disagree pg_idempotency.control "$control"
-newest=$(ls sql/pg_idempotency--*--*.sql | sed 's/.*--\([0-9.]*\)\.sql$/\1/' | sort -V | tail -1)
+newest=$(ls sql/pg_idempotency--*--*.sql sql/upgrades/pg_idempotency--*--*.sql.in | sed 's/.*--\([0-9.]*\)\.sql\(\.in\)\?$/\1/' | sort -V | tail -1)
 [ "$newest" = "$want" ] || disagree "the newest upgrade script" "$newest"
 api=$(sed -n 's/^# SQL API (version \(.*\))$/\1/p' docs/sql-api.md)
 [ "$api" = "$want" ] || disagree docs/sql-api.md "$api"

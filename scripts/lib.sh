@@ -95,7 +95,7 @@ demo_driver() {
 # check_installed_extension: the server on $PGPORT (ours, see pg_up) runs from this checkout's
 # private server copy and loads the pg_idempotency this checkout just built and installed there:
 # the server's own share and lib directories are the copy's, the copy's shared library, control
-# file and sql/pg_idempotency--*.sql scripts are byte-identical to the checkout's, and the server
+# file and SQL scripts (sql/ and build/sql/pg_idempotency--*.sql) are byte-identical to the checkout's, and the server
 # offers the control file's default_version.
 check_installed_extension() {
   local url version offered file installed dirs want_dirs
@@ -107,7 +107,8 @@ check_installed_extension() {
     echo "the server on port ${PGPORT:-54320} does not run from this checkout's server copy: its lib and share are '$dirs', not '$want_dirs'" >&2
     return 1
   fi
-  for file in "$ROOT/pg_idempotency.so" "$ROOT/pg_idempotency.control" "$ROOT"/sql/pg_idempotency--*.sql; do
+  for file in "$ROOT/pg_idempotency.so" "$ROOT/pg_idempotency.control" "$ROOT"/sql/pg_idempotency--*.sql \
+              "$ROOT"/build/sql/pg_idempotency--*.sql; do
     case "$file" in
       *.so) installed=$PG_PKGLIBDIR/${file##*/} ;;
       *) installed=$PG_SHAREDIR/extension/${file##*/} ;;

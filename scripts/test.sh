@@ -51,14 +51,17 @@ suite "build core, tests, the demo programs (cmake)" build_cmake build all -DIDE
 suite "core unit tests (GoogleTest)" build/core_tests --gtest_brief=1
 suite "client installs as a package (find_package, pkg-config)" scripts/check-client-package.sh
 suite "make test's reporting on fake suites" tests/scripts/test_report_test.sh
+suite "the SQL layout check fails on each breach (self-test)" tests/scripts/check_sql_layout_test.sh
 suite "pg.sh port conflict + start/stop discipline" tests/scripts/pg_port_conflict_test.sh
 suite "start throwaway PostgreSQL" start_server ||
   { echo "stopping here: no suite runs against a server this run did not start or check"; summary; exit; }
 export IDEM_TEST_URL=$(scripts/pg.sh url)
+suite "SQL layout: each function in one latest.sql, the lists complete" scripts/check-sql-layout.sh "$IDEM_TEST_URL"
 suite "pg_regress + isolation specs" regress
 suite "pg_regress + isolation specs, the general path (idem.fast_path = off)" scripts/regress-general-path.sh
 suite "payload_hash == sha256sum(canonical bytes)" scripts/check-sha256sum.sh
 suite "demo script runs to the end (examples/demo.sql)" run_demo_script
+suite "pg_dump and restore give back the database dumped" tests/scripts/dump_restore_test.sh
 suite "integration + stress tests (libpqxx)" build/integration_tests --gtest_brief=1
 suite "protocol model, the general path (idem.fast_path = off)" scripts/with-general-path.sh \
   build/integration_tests --gtest_brief=1 --gtest_filter='ProtocolModel.*'

@@ -1,0 +1,47 @@
+-- Row security: the owner sees all, auditors and operators read all or their bound tenants'
+-- rows, bound roles only theirs.
+
+CREATE POLICY operator_edits_machines ON idem.machine_states TO idem_operator USING (idem._session_unbound()) WITH CHECK (idem._session_unbound());
+CREATE POLICY operator_edits_machines ON idem.machine_transitions TO idem_operator USING (idem._session_unbound()) WITH CHECK (idem._session_unbound());
+CREATE POLICY owner_all ON idem.consumer_bindings TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.keys TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.machine_states TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.machine_tables TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.machine_transitions TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.mutations TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.operator_actions TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_commits TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_consumed TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_consumers TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_cursor_states TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_cursors TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_dead_letters TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_events TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_groups TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_subscriptions TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.outbox_topics TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.retired_keys TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.tenant_bindings TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.transition_log TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY read_all ON idem.consumer_bindings FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE POLICY read_all ON idem.machine_states FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE POLICY read_all ON idem.machine_tables FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE POLICY read_all ON idem.machine_transitions FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE POLICY read_all ON idem.outbox_consumers FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE POLICY read_all ON idem.outbox_subscriptions FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE POLICY read_all ON idem.outbox_topics FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE POLICY read_own_tenants ON idem.keys FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.mutations FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.operator_actions FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.outbox_commits FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.outbox_consumed FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.outbox_cursor_states FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.outbox_cursors FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.outbox_dead_letters FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.outbox_events FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.outbox_groups FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.retired_keys FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.tenant_bindings FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY read_own_tenants ON idem.transition_log FOR SELECT TO idem_auditor, idem_operator USING (idem._tenant_visible(tenant_id));
+CREATE POLICY service_reads_machines ON idem.machine_states FOR SELECT TO idem_service USING (true);
+CREATE POLICY service_reads_machines ON idem.machine_transitions FOR SELECT TO idem_service USING (true);

@@ -1,0 +1,11 @@
+CREATE OR REPLACE FUNCTION idem.complete(handle text, attempt bigint, status integer, headers jsonb, body bytea, order_id text DEFAULT NULL::text, handler_response jsonb DEFAULT NULL::jsonb, local_status text DEFAULT NULL::text, handler_called boolean DEFAULT true)
+ RETURNS void
+ LANGUAGE c
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET enable_seqscan TO 'off'
+AS 'MODULE_PATHNAME', $function$idem_complete$function$
+;
+COMMENT ON FUNCTION idem.complete(text,bigint,integer,jsonb,bytea,text,jsonb,text,boolean) IS 'Resolve the key with the response to replay (in the caller''s transaction, with the business write) and append its audit row. Stale attempt: ERR_LEASE_LOST.';
+REVOKE ALL ON FUNCTION idem.complete(text,bigint,integer,jsonb,bytea,text,jsonb,text,boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.complete(text,bigint,integer,jsonb,bytea,text,jsonb,text,boolean) TO idem_service;
