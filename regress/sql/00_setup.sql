@@ -63,7 +63,7 @@ SELECT p.oid::regprocedure AS function, p.provolatile AS vol, p.proisstrict AS s
 SELECT c.oid::regclass AS relation, a.attname, format_type(a.atttypid, a.atttypmod) AS type
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
  WHERE c.oid IN ('idem.keys'::regclass, 'idem.acquire_result'::regclass) AND a.attname = 'attempt'
- ORDER BY 1::text COLLATE "C";
+ ORDER BY c.oid::regclass::text COLLATE "C";
 SELECT seqrelid::regclass AS sequence, format_type(seqtypid, NULL) AS type, seqstart, seqincrement, seqcycle
   FROM pg_sequence WHERE seqrelid = 'idem.fencing_token_seq'::regclass;
 

@@ -8,7 +8,7 @@ SELECT i.indexrelid::regclass AS index, a.attname, co.collname
   JOIN LATERAL unnest(i.indkey, i.indcollation) AS k(attnum, coll) ON true
   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
   JOIN pg_collation co ON co.oid = k.coll
- ORDER BY 1::text COLLATE "C", 2;
+ ORDER BY i.indexrelid::regclass::text COLLATE "C", 2;
 SELECT count(*) AS text_key_columns_not_bytewise
   FROM pg_index i
   JOIN pg_class c ON c.oid = i.indrelid AND c.relnamespace = 'idem'::regnamespace

@@ -22,3 +22,8 @@ SELECT pg_catalog.pg_extension_config_dump('idem.machine_transitions',
      ('payment', 'authorized', 'captured'), ('payment', 'authorized', 'failed'), ('payment', 'authorized', 'voided'),
      ('payment', 'captured', 'partially_refunded'), ('payment', 'captured', 'refunded'),
      ('payment', 'partially_refunded', 'refunded'))$$);
+-- Bindings name their role as regrole, so pg_dump writes the role's name and a restore into
+-- another cluster (where the role has another OID) binds the same role, or fails on a role that
+-- does not exist there, instead of binding whichever role holds the old OID.
+ALTER TABLE idem.tenant_bindings ALTER COLUMN role_oid TYPE regrole;
+ALTER TABLE idem.consumer_bindings ALTER COLUMN role_oid TYPE regrole;

@@ -2,7 +2,6 @@
 # A database restored from pg_dump is the one dumped: records replay, the audit trail, transition
 # log and operator log go on counting where they stopped, bindings still bind, the user's own
 # state machines and registered tables come back, and the built-in machines are not doubled.
-# Bindings name roles by OID: this holds for a restore into the same cluster (docs/runbook.md).
 # Needs IDEM_TEST_URL (the throwaway server); uses databases idem_dump_src and idem_dump_dst.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,6 +44,8 @@ check "source database set up" "0" "$?"
 
 out=$("$bin/pg_dump" -d "$src" -f "$root/build/dump_restore_test.sql" 2>&1)
 check "pg_dump succeeds" "" "$out"
+check "the binding is dumped by role name, for a restore into another cluster" "idem_dump_svc acme" \
+  "$(awk '/^COPY idem.tenant_bindings /{copy=1; next} copy && /^\\\./{copy=0} copy {print $1, $2}' "$root/build/dump_restore_test.sql")"
 out=$(psql "$dst" -qAtX -v ON_ERROR_STOP=1 -f "$root/build/dump_restore_test.sql" 2>&1 >/dev/null)
 check "the dump restores without an error" "" "$out"
 
