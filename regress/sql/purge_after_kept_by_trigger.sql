@@ -34,6 +34,19 @@ SELECT client_key, purge_after IS NULL AS no_purge_after, as_0_3_2_computed FROM
 SELECT purge_after FROM purge_after_check WHERE client_key = 'pa-key-000000000001';
 -- It is a plain column now (no generation expression to parse), still indexed for the purge.
 SELECT attgenerated = '' AS plain_column FROM pg_attribute WHERE attrelid = 'idem.keys'::regclass AND attname = 'purge_after';
+-- A value left stale by a write with the trigger disabled (a superuser's repair) is computed
+-- again by the next write of the row, whatever it changes: the purge must not miss a due record
+-- (a shortcut that kept the old value when the inputs looked unchanged was reverted in 0.3.3).
+SELECT outcome FROM idem.acquire('t-pa', 'pa-key-000000000007', '{}'::jsonb, ttl => '1 second');
+ALTER TABLE idem.keys DISABLE TRIGGER keys_invariants;
+UPDATE idem.keys SET purge_after = purge_after + interval '10 years' WHERE tenant_id = 't-pa' AND client_key = 'pa-key-000000000007';
+ALTER TABLE idem.keys ENABLE ALWAYS TRIGGER keys_invariants;
+SELECT as_0_3_2_computed AS matches_before FROM purge_after_check WHERE client_key = 'pa-key-000000000007';
+UPDATE idem.keys SET last_error = 'touched' WHERE tenant_id = 't-pa' AND client_key = 'pa-key-000000000007';
+SELECT as_0_3_2_computed AS matches_after_a_write FROM purge_after_check WHERE client_key = 'pa-key-000000000007';
+-- A row that breaks an invariant and whose value would overflow is refused for the invariant
+-- (23514), as the generated column's table did: the rules are checked first.
+SELECT expect_error($$UPDATE idem.keys SET status = 'bogus', ttl = '178000000 years' WHERE tenant_id = 't-pa' AND client_key = 'pa-key-000000000007'$$) AS rule_first;
 -- complete and release write no column an index of idem.keys covers (purge_after stays), so with
 -- room on the page (fillfactor 80) their UPDATEs are HOT: no index entry per resolution
 -- (docs/hot-path.md). Each call in a transaction of its own, as a service makes them, so that
