@@ -271,7 +271,7 @@ void refunds(Driver& d) {
           std::to_string(refused_again.status) + (refused_again.body == refused.body ? ", same bytes" : ", other bytes"));
 }
 
-// Races the attack review found: refunds that meet a shipment, partial refunds that add up,
+// Refunds racing what else happens to the payment: a shipment, partial refunds that add up,
 // and refunds that together ask for more than was paid.
 void refund_races(Driver& d) {
   const auto order_of = [&](const std::string& step, long cents) {
