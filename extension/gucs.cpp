@@ -74,7 +74,7 @@ void define() {
   DefineCustomBoolVariable("idem.fast_path", "TESTS: let acquire and complete take their C fast path.",
                            "Off sends every call to idem._acquire_general / idem._complete_general (slower, same answers).",
                            &fast_path, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-  // Read by idem.keys.key_scope's default when a record is created (0.3.6).
+  // Read by idem.keys.key_scope's default when a record is created.
   static const struct config_enum_entry kKeyScopes[] = {{"tenant", 0, false}, {"route", 1, false}, {nullptr, 0, false}};
   DefineCustomEnumVariable(
       "idem.key_scope", "Who a new key belongs to: the tenant (tenant), or the caller and route it was sent to (route).",

@@ -1,9 +1,9 @@
 // The invariants of idem.keys and idem.mutations, checked by a C row trigger instead of CHECK
 // constraints, and idem.keys.purge_after, kept by the same trigger (with_purge_after). PostgreSQL
 // parses every CHECK expression again from its stored text in each statement that writes the
-// table (ExecRelCheck runs stringToNode per query), which cost about
-// 14 us per write of a record: a third of complete's time on the hot path. The rules, their
-// names, the SQLSTATE (23514) and the message are the constraints' own (docs/hot-path.md).
+// table (ExecRelCheck runs stringToNode per query), a cost paid on every write of a record on the
+// hot path (measured in docs/hot-path.md). The rules, their names, the SQLSTATE (23514) and the
+// message are the constraints' own.
 // A CHECK fails only when its expression is false, never when it is NULL; so do these.
 #include <cstring>
 #include <optional>
@@ -91,7 +91,8 @@ const char* broken_key_rule(const Row& r) {
   if (fails(r.text_in("status", {"in_progress", "resolved", "released"}))) return "keys_status_check";
   const auto tenant_length = r.octet_length("tenant_id");
   if (tenant_length && *tenant_length == 0) return "keys_tenant_id_check";
-  if (fails(r.text_in("key_scope", {"tenant", "route"}))) return "keys_key_scope_check";  // 0.3.6; NULL before
+  // NULL on a record made before the column existed: it keeps the route scope it was made under.
+  if (fails(r.text_in("key_scope", {"tenant", "route"}))) return "keys_key_scope_check";
   return nullptr;
 }
 
@@ -145,12 +146,12 @@ bool breaks_not_null(HeapTuple tuple, TupleDesc desc) {
   return false;
 }
 
-// purge_after as the generation expression of 0.3.2 computed it, through the same functions, so
+// purge_after as the generated column it replaced computed it, through the same functions, so
 // with the same rounding: CASE WHEN expires_at IS NOT NULL THEN to_timestamp(extract(epoch FROM
-// (coalesce(attempted_at, created_at) - 'epoch'::timestamptz) + ttl)) END. Since 0.3.3 this
-// trigger keeps the column, whoever writes the row (an explicit value is replaced): a generated
-// column made PostgreSQL parse its expression from text in every statement that writes the
-// table (ExecInitStoredGenerated: 9 % of acquire's time, 7 % of complete's). Plain C: may elog.
+// (coalesce(attempted_at, created_at) - 'epoch'::timestamptz) + ttl)) END. This trigger keeps the
+// column, whoever writes the row (an explicit value is replaced): a generated column made
+// PostgreSQL parse its expression from text in every statement that writes the table
+// (ExecInitStoredGenerated; its cost is in docs/hot-path.md). Plain C: may elog.
 HeapTuple with_purge_after(HeapTuple tuple, const Row& r) {
   int column = r.attnum("purge_after");
   // Absent, or still generated (a 0.3.2 schema on this library): PostgreSQL computes it.
@@ -196,7 +197,7 @@ Datum check_invariants(FunctionCallInfo fcinfo) {
     throw StandardError("23514", std::string("new row for relation \"") + table + "\" violates check constraint \"" + broken + "\"",
                         {detail, schema, table, broken});
   }
-  // After the rules, as the generated column of 0.3.2 was computed after this trigger: a row that
+  // After the rules, as the generated column it replaced was computed after this trigger: a row that
   // breaks a rule is refused for that first, and its DETAIL shows purge_after as written.
   if (keys) tuple = pg::guarded([&] { return with_purge_after(tuple, row); });
   return PointerGetDatum(tuple);

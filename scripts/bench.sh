@@ -201,7 +201,7 @@ floor() {
   expect "floor $1 clients: orders written = transactions" "$(q -c "SELECT count(*) FROM bench_orders")" "$TXNS"
 }
 
-# Updates of idem.keys so far, and how many were HOT (complete's, since 0.3.2).
+# Updates of idem.keys so far, and how many were HOT (complete's are meant to be).
 key_updates() { q -F ' ' -c "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'idem.keys'::regclass"; }
 
 new_key() {
@@ -320,7 +320,7 @@ run pk_read pk_read.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 run pk_read_payload pk_read_payload.sql "$BENCH_CLIENTS" - -D replay_keys="$BENCH_REPLAY_KEYS"
 contended 1 -
 contended "$BENCH_CLIENTS" -
-# 0.2.0: the audit row and the state machine trigger, each beside its peer in this run.
+# The audit row and the state machine trigger, each beside its peer in this run.
 audit_rows() { q -c "SELECT count(*) FROM idem.mutations WHERE outcome = 'completed'"; }
 audited_before=$(audit_rows)
 q -c "CALL bench_audit_off()" >/dev/null

@@ -11,6 +11,15 @@ trap 'scripts/stack.sh down' EXIT
 scripts/stack.sh setup
 scripts/stack.sh up
 rc=0
+# A token carries "tenant:caller" and is read back split at the first ':', so a tenant holding a
+# ':' would authenticate as another tenant (a token for "acme:globex", caller web, read back as
+# tenant acme): minting one must fail.
+if scripts/stack.sh token 'acme:globex' web >/dev/null 2>&1; then
+  echo "e2e: a token was minted for tenant 'acme:globex'" >&2
+  rc=1
+else
+  echo "e2e_tokens: 1 checks passed"
+fi
 demo_driver --plant || rc=1
 tests/e2e/service_test.sh "http://127.0.0.1:$SERVICE_PORT" "http://127.0.0.1:$PROCESSOR_PORT" \
   "$(scripts/stack.sh token acme web)" || rc=1

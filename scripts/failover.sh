@@ -27,7 +27,7 @@ BUILD_DIR=${FAILOVER_BUILD_DIR:-build}
 LOAD_SECONDS=${FAILOVER_LOAD_SECONDS:-3}
 AFTER_SECONDS=${FAILOVER_AFTER_SECONDS:-2}
 # The server's user must reach it: not under a home directory. One per checkout and port, as
-# crash.sh's: two checkouts' runs on other ports no longer refuse each other (the lock below).
+# crash.sh's, so that two checkouts' runs on other ports do not refuse each other (the lock below).
 BASE=/var/tmp/pg_idempotency-failover-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1)-$PORT_A
 DB=idem_failover
 RUN_DIR=$BASE/run

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The private copy of the PostgreSQL 15 server that every throwaway cluster of ours runs from
-# (build/pg-install/), and this checkout's extension installed into it: two checkouts on one
-# machine no longer replace each other's library, as PostgreSQL's own `make check` runs from a
+# (build/pg-install/), and this checkout's extension installed into it, so that two checkouts on
+# one machine never replace each other's library, as PostgreSQL's own `make check` runs from a
 # temporary install. `make install` alone still installs into the system's directories.
 # Sourced by lib.sh and cluster.sh (so by every script that starts a server); needs ROOT.
 #

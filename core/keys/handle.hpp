@@ -14,7 +14,7 @@ namespace idem::keys {
 // tenant may itself contain ':'.
 std::string format_handle(std::string_view tenant, const hash::Digest& scope_digest);
 
-// The handle acquire gives a holder (0.3.1): "<handle>:<32 lower-case hex digits>", the lease's
+// The handle acquire gives a holder: "<handle>:<32 lower-case hex digits>", the lease's
 // secret, which checkpoint/complete/release require (the record keeps its SHA-256), so a fencing
 // token guessed from the global sequence is not enough to act on another caller's lease. A plain
 // handle never ends that way (its last 64 characters are hex digits), so both parse unambiguously.

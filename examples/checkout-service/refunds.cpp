@@ -1,6 +1,7 @@
 // POST /v1/payments/{payment_id}/refunds (the refund contract, ../shared/reference/004): scope
 // tenant + caller + payment + key; 201 once, the same bytes on replay; a refund the order's state
 // machine does not allow (a shipped order) is refused, and that refusal is replayed too.
+#include <cstdlib>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -35,11 +36,12 @@ void Service::refund(const httplib::Request& req, httplib::Response& res) {
   const idem::Request& request = std::get<idem::Request>(keyed);
   auto begun = client_.begin(request);
   if (const auto* early = std::get_if<idem::Response>(&begun)) return send(*early, res);
-  send(refund_with(std::get<idem::Lease>(begun), request, payment_id, std::get<RefundBody>(body)), res);
+  const bool crash = config_.faults && req.get_header_value("X-Demo-Fault") == "crash-after-refund";
+  send(refund_with(std::get<idem::Lease>(begun), request, payment_id, std::get<RefundBody>(body), crash), res);
 }
 
 idem::Response Service::refund_with(idem::Lease& lease, const idem::Request& request, const std::string& payment_id,
-                                    const RefundBody& body) {
+                                    const RefundBody& body, bool crash_after_refund) {
   const auto rows = client_.query(
       "SELECT order_id, charge_id, currency, amount_cents - refunded_cents, status,"
       " idem.can_transition('order', status, 'refunded') FROM orders WHERE payment_id = $1::uuid AND tenant_id = $2",
@@ -89,6 +91,7 @@ idem::Response Service::refund_with(idem::Lease& lease, const idem::Request& req
       return refuse(400, "ERR_REFUND_REFUSED", "Refund refused", "the processor answered " + code);
     }
     refund = a.body;
+    if (crash_after_refund) std::_Exit(70);  // the test's crash: refunded, nothing recorded after
   }
   const std::string refund_id = refund.value("id", std::string());
   lease.checkpoint("refunded", nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}}.dump());

@@ -41,7 +41,7 @@ class Service {
   idem::Response checkout_with(idem::Lease& lease, const idem::Request& request, const std::string& session_id,
                                const struct CheckoutBody& body, bool crash_after_charge);
   idem::Response refund_with(idem::Lease& lease, const idem::Request& request, const std::string& payment_id,
-                             const struct RefundBody& body);
+                             const struct RefundBody& body, bool crash_after_refund);
   // The processor could not be reached (or did not answer in time): the key is released, and the
   // retry resumes at the checkpoint and asks the processor before charging.
   idem::Response released(idem::Lease& lease, const ProcessorAnswer& answer);

@@ -230,6 +230,34 @@ void refunds(Driver& d) {
             return n;
           }()));
 
+  // The service killed right after the processor refunded, before anything was recorded: the
+  // retry resumes at the checkpoint and finds the refund instead of refunding again.
+  const std::string crash_session = d.unique("cs");
+  const Reply paid = checkout_ok(d, "11b checkout, refund, service killed", crash_session, d.unique("key-tocrash"),
+                                 checkout_body(3000));
+  const std::string crash_path = "/v1/payments/" + paid.json().value("payment_id", "") + "/refunds";
+  const std::string crash_key = d.unique("key-refund-crash");
+  const std::string crash_body = R"({"amount_cents":3000,"reason":"requested_by_customer","currency":"usd"})";
+  const Reply killed = d.post(crash_path, crash_key, crash_body, d.config().token, {{"X-Demo-Fault", "crash-after-refund"}});
+  d.check("11b service killed after the refund", "no answer (connection dropped)",
+          killed.status == 0 ? "no answer (connection dropped)" : std::to_string(killed.status));
+  d.stack("start service >/dev/null");
+  Reply resumed;
+  for (int i = 0; i < 100; ++i) {
+    resumed = d.post(crash_path, crash_key, crash_body, d.config().token);
+    if (resumed.status != 409) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  d.check("11b restarted; retry resumes and finds the refund", "201, order_status refunded",
+          std::to_string(resumed.status) + ", order_status " + resumed.json().value("order_status", "?"));
+  d.check("11b recorded once", "refunds 1, refunded 3000, processor 3000 in 1 refund",
+          "refunds " + d.sql("SELECT count(*) FROM refunds WHERE payment_id = '" + paid.json().value("payment_id", "") + "'") +
+              ", " + d.sql("SELECT status || ' ' || refunded_cents FROM orders WHERE order_id = '" +
+                           paid.json().value("order_id", "") + "'") +
+              ", processor " + d.sql("SELECT amount_refunded_cents || ' in ' || (SELECT count(*) FROM processor.refunds r"
+                                     " WHERE r.charge_id = c.id) || ' refund' FROM processor.charges c WHERE id = '" +
+                                     paid.json().value("charge_id", "") + "'"));
+
   // An order that shipped: the order machine has no way from shipped to refunded.
   const std::string shipped_session = d.unique("cs");
   const Reply shipped = checkout_ok(d, "12 checkout, then shipped", shipped_session, d.unique("key-toship"), checkout_body(6000));
@@ -243,7 +271,8 @@ void refunds(Driver& d) {
           std::to_string(refused_again.status) + (refused_again.body == refused.body ? ", same bytes" : ", other bytes"));
 }
 
-// Races the attack review found: refunds that meet a shipment, and partial refunds that add up.
+// Refunds racing what else happens to the payment: a shipment, partial refunds that add up,
+// and refunds that together ask for more than was paid.
 void refund_races(Driver& d) {
   const auto order_of = [&](const std::string& step, long cents) {
     return checkout_ok(d, step, d.unique("cs"), d.unique("key-race"), checkout_body(cents)).json();
@@ -274,6 +303,30 @@ void refund_races(Driver& d) {
   d.check("14 both refunds", "201 201", std::to_string(r600.get().status) + " " + std::to_string(r400.get().status));
   d.check("14 the order is refunded", "refunded 1000",
           d.sql("SELECT status || ' ' || refunded_cents FROM orders WHERE order_id = '" + split.value("order_id", "") + "'"));
+  // Three refunds under different keys at once, each of two thirds of the payment: all pass the
+  // service's check of what is left (the processor is slowed), the processor refunds one.
+  const nlohmann::json over = order_of("15 checkout, three refunds over the payment at once", 3000);
+  const std::string over_path = "/v1/payments/" + over.value("payment_id", "") + "/refunds";
+  arm(d, "slow", 3, 700);
+  std::vector<std::future<Reply>> overs;
+  for (int i = 0; i < 3; ++i) {
+    overs.push_back(std::async(std::launch::async, [&, i] {
+      return d.post(over_path, d.unique("key-over-" + std::to_string(i)), refund_body(2000), d.config().token);
+    }));
+  }
+  std::multiset<std::string> answers;
+  for (auto& f : overs) {
+    std::string a = status_and_code(f.get());
+    if (!a.empty() && a.back() == ' ') a.pop_back();  // a 201 has no code
+    answers.insert(a);
+  }
+  std::string got;
+  for (const auto& a : answers) got += (got.empty() ? "" : ", ") + a;
+  d.check("15 answers", "201, 400 ERR_REFUND_REFUSED, 400 ERR_REFUND_REFUSED", got);
+  d.check("15 refunded once", "refunds 1, refunded_cents 2000, processor 2000",
+          "refunds " + d.sql("SELECT count(*) FROM refunds WHERE payment_id = '" + over.value("payment_id", "") + "'") +
+              ", refunded_cents " + d.sql("SELECT refunded_cents FROM orders WHERE order_id = '" + over.value("order_id", "") + "'") +
+              ", processor " + d.sql("SELECT amount_refunded_cents FROM processor.charges WHERE id = '" + over.value("charge_id", "") + "'"));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace idem::machines {
 
 // Plain data, palloc'd in the memory context current at the call.
 struct TableRegistration {
-  bool schema_outdated;    // no idem.machine_tables: the schema predates this library (0.3.5)
+  bool schema_outdated;    // no idem.machine_tables: the schema predates this library
   bool found;
   bool ambiguous;          // several registrations and no status column to choose by
   const char* table_name;  // the registered table (a partition's registered ancestor), schema-qualified

@@ -244,3 +244,64 @@ SELECT idem.complete(:'h9', :a9, 200, '{}', 'x');
 ROLLBACK;
 SELECT status, attempt = :a9 AS same_token, response_status FROM idem.keys WHERE client_key = 'acquire-key-0009';
 DROP TABLE payments;
+
+--
+-- Stored responses kept out of line (TOAST): an incompressible 3 MB body, a compressible 1 MB one
+-- with 2,000 headers, an inline one, an empty one, and NUL bytes with escaped headers replay
+-- byte for byte however the replay is read (review of 0.3.3's primary-key read, which hands the
+-- caller the stored row): in a later statement, in the transaction that completed it, in the
+-- statement that completed it, from a procedure after its own COMMIT, through a cursor fetched
+-- later, and after VACUUM FREEZE.
+--
+CREATE TABLE bodies (name text PRIMARY KEY, body bytea, headers jsonb);
+INSERT INTO bodies
+  SELECT 'random3m', string_agg(decode(md5('acquire-toast-' || g), 'hex'), ''), '{}' FROM generate_series(1, 196608) g
+  UNION ALL SELECT 'repeat1m', convert_to(repeat('abcdefgh', 131072), 'UTF8'),
+                   (SELECT jsonb_object_agg('h' || g, repeat('v', 50)) FROM generate_series(1, 2000) g)
+  UNION ALL SELECT 'inline2k', (SELECT string_agg(decode(md5(g::text), 'hex'), '') FROM generate_series(1, 125) g), '{"a":"b"}'
+  UNION ALL SELECT 'empty', '', '{}'
+  UNION ALL SELECT 'nul_bytes', decode(repeat('00ff', 5000), 'hex'), '{"ü":"é","\\u0001":"\\ud83d\\ude00"}';
+SELECT name, octet_length(body) AS bytes FROM bodies ORDER BY name;
+SELECT count(idem.complete(a.handle, a.attempt, 201, b.headers, b.body, 'ord-' || b.name)) AS completed
+  FROM bodies b, LATERAL idem.acquire('t-acq', 'toast-body-key-' || b.name, '{"a":1}'::jsonb) a;
+CREATE VIEW replayed AS
+  SELECT b.name, a.outcome, a.response_status, a.response_body = b.body AS same_body,
+         a.response_headers = b.headers AS same_headers, a.order_id
+    FROM bodies b, LATERAL idem.acquire('t-acq', 'toast-body-key-' || b.name, '{"a":1}'::jsonb) a;
+SELECT * FROM replayed ORDER BY name;
+BEGIN;
+SELECT handle AS ht, attempt AS at FROM idem.acquire('t-acq', 'toast-body-key-same-transaction', '{"a":1}'::jsonb) \gset
+SELECT idem.complete(:'ht', :at, 200, (SELECT headers FROM bodies WHERE name = 'repeat1m'),
+                     (SELECT body FROM bodies WHERE name = 'random3m')) IS NOT NULL AS completed;
+SELECT outcome, response_body = (SELECT body FROM bodies WHERE name = 'random3m') AS same_body,
+       response_headers = (SELECT headers FROM bodies WHERE name = 'repeat1m') AS same_headers
+  FROM idem.acquire('t-acq', 'toast-body-key-same-transaction', '{"a":1}'::jsonb);
+COMMIT;
+SELECT handle AS ht, attempt AS at FROM idem.acquire('t-acq', 'toast-body-key-same-statement', '{"a":1}'::jsonb) \gset
+WITH c AS MATERIALIZED (
+  SELECT idem.complete(:'ht', :at, 202, '{}', (SELECT body FROM bodies WHERE name = 'random3m')) AS done)
+SELECT a.outcome, a.response_status, a.response_body = (SELECT body FROM bodies WHERE name = 'random3m') AS same_body
+  FROM c, LATERAL idem.acquire('t-acq', 'toast-body-key-same-statement', '{"a":1}'::jsonb) a;
+CREATE PROCEDURE replay_after_commit() LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  COMMIT;
+  SELECT * INTO r FROM idem.acquire('t-acq', 'toast-body-key-random3m', '{"a":1}'::jsonb);
+  RAISE NOTICE 'after COMMIT: % %', r.outcome, r.response_body = (SELECT body FROM bodies WHERE name = 'random3m');
+  COMMIT;
+  SELECT * INTO r FROM idem.acquire('t-acq', 'toast-body-key-repeat1m', '{"a":1}'::jsonb);
+  RAISE NOTICE 'after another: % %', r.outcome, r.response_headers = (SELECT headers FROM bodies WHERE name = 'repeat1m');
+END $$;
+CALL replay_after_commit();
+BEGIN;
+DECLARE replays CURSOR FOR SELECT name, outcome, same_body, same_headers FROM replayed ORDER BY name;
+FETCH 2 FROM replays;
+SELECT count(*) AS unrelated_work FROM generate_series(1, 1000);
+FETCH ALL FROM replays;
+COMMIT;
+VACUUM (FREEZE) idem.keys;
+SELECT name, outcome, same_body, same_headers FROM replayed ORDER BY name;
+DROP PROCEDURE replay_after_commit();
+DROP VIEW replayed;
+DROP TABLE bodies;
+DELETE FROM idem.keys WHERE client_key LIKE 'toast-body-key-%';

@@ -29,3 +29,25 @@ SELECT handle AS h2, attempt AS a2 FROM idem.acquire('t-secret', 'secret-key-000
 UPDATE idem.keys SET lease_secret_hash = NULL WHERE client_key = 'secret-key-0000002';
 SELECT expect_error(format('SELECT idem.complete(%L, %s, 201, %L, %L)', record_of(:'h2'), :a2, '{}', 'old')) AS pre_031_lease_completes;
 SELECT status FROM idem.keys WHERE client_key = 'secret-key-0000002';
+-- Secrets come from a per-backend pool refilled from the strong random source (review of 0.3.3):
+-- across refills and across backends no secret repeats, each record stores the SHA-256 of its
+-- handle's secret, and neither the secret nor its raw bytes are kept in any record or audit row.
+CREATE TABLE issued_handles (backend int, handle text);
+INSERT INTO issued_handles SELECT pg_backend_pid(), a.handle FROM generate_series(1, 600) g,
+  LATERAL idem.acquire('t-secret', format('secret-pool-a-%s', lpad(g::text, 6, '0')), '{}'::jsonb) a;
+\c idem_regress
+INSERT INTO issued_handles SELECT pg_backend_pid(), a.handle FROM generate_series(1, 600) g,
+  LATERAL idem.acquire('t-secret', format('secret-pool-b-%s', lpad(g::text, 6, '0')), '{}'::jsonb) a;
+CREATE TEMP VIEW issued AS
+  SELECT backend, record_of(handle) AS plain, right(handle, 32) AS secret FROM issued_handles;
+SELECT count(DISTINCT backend) AS backends, count(*) AS handles, count(DISTINCT secret) AS distinct_secrets,
+       bool_and(secret ~ '^[0-9a-f]{32}$') AS all_hex FROM issued;
+SELECT count(*) AS records_hashing_their_secret FROM issued i JOIN idem.keys k
+    ON i.plain = k.tenant_id || ':' || encode(k.scope_digest, 'hex')
+ WHERE k.tenant_id = 't-secret' AND k.lease_secret_hash = sha256(convert_to(i.secret, 'UTF8'));
+SELECT count(*) AS secrets_found_in_rows FROM issued i
+ WHERE EXISTS (SELECT 1 FROM idem.keys k WHERE strpos(k::text, i.secret) > 0
+                  OR position(decode(i.secret, 'hex') IN k.scope_digest || k.payload_hash || coalesce(k.lease_secret_hash, '')) > 0)
+    OR EXISTS (SELECT 1 FROM idem.mutations m WHERE strpos(m::text, i.secret) > 0);
+DROP VIEW issued;
+DROP TABLE issued_handles;

@@ -62,3 +62,38 @@ SELECT idem.purge_expired(1) AS purged_behind_it;
 SELECT client_key FROM idem.keys WHERE tenant_id = 't-batch' AND client_key LIKE '%history-key1' ORDER BY 1;
 COMMIT;
 SELECT idem.purge_expired(1) AS purged_once_free;
+
+-- Review of 0.3.3: the pass that forgets retired generations past idem.history_retention took a
+-- key lock for each too, beside those of the records it deleted (1,000 locks in one call for 500
+-- of each). It counts toward the 500, and gives back the lock of a key it forgot nothing under.
+DO $$ BEGIN WHILE idem.purge_expired(100000) > 0 LOOP END LOOP; END $$;
+INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
+                       caller_id, resource, client_key, lease_interval, ttl, response_status,
+                       response_headers, response_body, created_at, resolved_at, expires_at)
+SELECT 't-forget', idem.scope_digest('t-forget', '', '', 'history-key-' || lpad(i::text, 6, '0')), 'resolved',
+       nextval('idem.fencing_token_seq'), 1, idem.payload_hash('{}'::jsonb), 1, '', '', 'history-key-' || lpad(i::text, 6, '0'),
+       '30 seconds', '1 second', 200, '{}', '', now() - interval '1 hour', now() - interval '1 hour',
+       now() - interval '59 minutes'
+  FROM generate_series(1, 600) AS i;
+INSERT INTO idem.retired_keys (tenant_id, scope_digest, generation, retired_at)
+SELECT 't-forget', idem.scope_digest('t-forget', '', '', 'forgotten-key-' || lpad(i::text, 6, '0')), 5,
+       now() - idem._history_retention() - interval '1 day'
+  FROM generate_series(1, 600) AS i;
+CREATE TEMP VIEW forget_state AS
+  SELECT (SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 3) AS key_locks_held,
+         count(*) FILTER (WHERE generation = 1) AS retired_so_far, count(*) FILTER (WHERE generation = 5) AS not_yet_forgotten
+    FROM idem.retired_keys WHERE tenant_id = 't-forget';
+BEGIN;
+SELECT idem.purge_expired(100000) AS purged;
+SELECT * FROM forget_state;
+COMMIT;
+-- The next call deletes the last 100 records and forgets with what is left of its 500.
+BEGIN;
+SELECT idem.purge_expired(100000) AS purged;
+SELECT * FROM forget_state;
+COMMIT;
+DO $$ BEGIN WHILE idem.purge_expired(100000) > 0 LOOP END LOOP; END $$;
+SELECT count(*) AS records_left, (SELECT count(*) FROM idem.retired_keys WHERE tenant_id = 't-forget' AND generation = 5) AS forgettable_left
+  FROM idem.keys WHERE tenant_id = 't-forget';
+DROP VIEW forget_state;
+DELETE FROM idem.retired_keys WHERE tenant_id = 't-forget';

@@ -69,3 +69,28 @@ COMMIT;
 -- The live holder completes without waiting.
 SELECT idem.complete(:'hl', :al, 200, '{}', 'two');
 SELECT status FROM idem.keys WHERE tenant_id = 't-refuse' AND client_key = 'refuse-key-000002';
+-- An acquire rolled back to a savepoint, or caught in an exception block, leaves neither the
+-- record nor the key's lock: the same transaction then acquires the key afresh, even with
+-- another payload (reviews of 0.3.2 and 0.3.3).
+BEGIN;
+SAVEPOINT s;
+SELECT outcome, generation FROM idem.acquire('t-refuse', 'refuse-key-rolled-back-1', '{"n":1}'::jsonb);
+ROLLBACK TO SAVEPOINT s;
+SELECT my_key_locks() AS held_after_rollback_to;
+SELECT outcome, generation FROM idem.acquire('t-refuse', 'refuse-key-rolled-back-1', '{"n":2}'::jsonb);
+COMMIT;
+DO $$
+DECLARE r record;
+BEGIN
+  BEGIN
+    SELECT * INTO r FROM idem.acquire('t-refuse', 'refuse-key-rolled-back-2', '{"n":1}'::jsonb);
+    RAISE NOTICE 'inside: %', r.outcome;
+    RAISE EXCEPTION 'the handler failed';
+  EXCEPTION WHEN raise_exception THEN
+    RAISE NOTICE 'caught: %, key locks held: %', SQLERRM, my_key_locks();
+  END;
+  SELECT * INTO r FROM idem.acquire('t-refuse', 'refuse-key-rolled-back-2', '{"n":2}'::jsonb);
+  RAISE NOTICE 'after: % (generation %)', r.outcome, r.generation;
+END $$;
+SELECT client_key, status, payload_hash = idem.payload_hash('{"n":2}'::jsonb) AS second_payload
+  FROM idem.keys WHERE tenant_id = 't-refuse' AND client_key LIKE 'refuse-key-rolled-back-%' ORDER BY 1;

@@ -36,6 +36,13 @@ UNION ALL SELECT 'key_history(globex)', string_agg(DISTINCT tenant_id, ',') FROM
 UNION ALL SELECT 'stuck_leases', string_agg(DISTINCT tenant_id, ',') FROM idem.stuck_leases WHERE client_key LIKE 'rls-key-%';
 SELECT count(*) AS machine_states_readable FROM idem.machine_states WHERE machine = 'order';
 SELECT expect_error($$DELETE FROM idem.keys$$) AS auditor_cannot_delete;
+-- A function of its own that is cheaper than the policy's condition (so the planner would run it
+-- first) and tells what it sees: RLS runs the policy first, so it sees acme's rows only.
+CREATE FUNCTION pg_temp.peek(t text) RETURNS boolean LANGUAGE plpgsql COST 0.0001 AS
+  $$ BEGIN RAISE NOTICE 'peek saw tenant %', t; RETURN false; END $$;
+SELECT count(*) AS peeked_keys FROM idem.keys k WHERE k.client_key = 'rls-key-0000000001' AND pg_temp.peek(k.tenant_id);
+SELECT count(*) AS peeked_mutations FROM idem.mutations m WHERE m.client_key = 'rls-key-0000000001'
+   AND pg_temp.peek(m.tenant_id);
 \c - regress_rls_auditor
 SELECT 'keys' AS t, string_agg(DISTINCT tenant_id, ',' ORDER BY tenant_id) FROM idem.keys WHERE client_key LIKE 'rls-key-%'
 UNION ALL SELECT 'mutations', string_agg(DISTINCT tenant_id, ',' ORDER BY tenant_id) FROM idem.mutations WHERE client_key LIKE 'rls-key-%'

@@ -44,6 +44,10 @@ SELECT expect_error(format('SELECT idem.complete(%L, %s, 201, %L, %L)', :'h_acme
 \c - regress_tb_acme_member
 SELECT expect_error($$SELECT idem.acquire('globex', 'tb-key-00000000003', '{}'::jsonb)$$) AS member_other_tenant;
 SELECT outcome FROM idem.acquire('acme', 'tb-key-00000000003', '{}'::jsonb);
+-- SET ROLE to a group role that has no binding does not shed the login role's.
+SET ROLE idem_service;
+SELECT expect_error($$SELECT idem.acquire('globex', 'tb-key-00000000007', '{}'::jsonb)$$) AS set_role_other_tenant;
+RESET ROLE;
 \c - postgres
 -- Nothing changed for globex: its lease is still in progress under its holder, no event, no
 -- audit row of the refused calls.

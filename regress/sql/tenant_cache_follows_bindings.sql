@@ -44,6 +44,18 @@ TRUNCATE idem.tenant_bindings;
 SET SESSION AUTHORIZATION regress_tc_svc;
 SELECT outcome AS unbound_by_truncate FROM idem.acquire('t-tc-acme', 'tc-key-0000000009', '{}'::jsonb);
 
+-- Written under session_replication_role = replica (as logical replication's apply worker and
+-- pg_restore --disable-triggers write), where ordinary triggers do not fire: the trigger that
+-- makes backends ask again is ENABLE ALWAYS, so the binding counts (review of 0.3.2).
+RESET SESSION AUTHORIZATION;
+SET session_replication_role = replica;
+INSERT INTO idem.tenant_bindings VALUES ('regress_tc_svc'::regrole, 't-tc-acme', current_user, now());
+RESET session_replication_role;
+SET SESSION AUTHORIZATION regress_tc_svc;
+SELECT expect_error($$SELECT idem.acquire('t-tc-globex', 'tc-key-0000000011', '{}'::jsonb)$$) AS bound_under_replica_role;
+RESET SESSION AUTHORIZATION;
+TRUNCATE idem.tenant_bindings;
+
 -- A binding rolled back leaves the backend unbound.
 RESET SESSION AUTHORIZATION;
 BEGIN;

@@ -98,3 +98,23 @@ SELECT b AS batch, expect_error(format('SELECT idem.purge_expired(%s)', coalesce
   FROM unnest(ARRAY[0, -1, NULL, 100001]) AS b;
 SELECT idem.purge_expired(1) AS min_batch, idem.purge_expired(100000) AS max_batch;
 SELECT error_hint($$SELECT idem.purge_expired(0)$$);
+
+--
+-- A record resolved long after its attempt began (a long lease): purge_after, the attempt's start
+-- plus the TTL, by which the purge index finds it, passes before expires_at, the resolution plus
+-- the TTL. The purge reads it and leaves it (review of 0.3.3's purge_after); it goes once
+-- expires_at has passed.
+--
+DO $$ BEGIN WHILE idem.purge_expired(100000) > 0 LOOP END LOOP; END $$;
+INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,
+                       caller_id, resource, client_key, lease_interval, ttl, response_status,
+                       response_headers, response_body, created_at, attempted_at, resolved_at, expires_at)
+VALUES ('t-purge', idem.scope_digest('t-purge', '', '', 'late-resolved-key-01'), 'resolved', nextval('idem.fencing_token_seq'),
+        1, idem.payload_hash('{}'::jsonb), 1, '', '', 'late-resolved-key-01', '1 hour', '1 second', 200, '{}', '',
+        now() - interval '1 hour', now() - interval '1 hour', clock_timestamp(), clock_timestamp() + interval '1 second');
+SELECT purge_after < now() AS due_by_purge_after, expires_at > clock_timestamp() AS not_yet_expired
+  FROM idem.keys WHERE client_key = 'late-resolved-key-01';
+SELECT idem.purge_expired(100) AS purged_before_expiry;
+SELECT pg_sleep(1.1);
+SELECT idem.purge_expired(100) AS purged_after_expiry;
+SELECT count(*) AS left FROM idem.keys WHERE client_key = 'late-resolved-key-01';

@@ -32,7 +32,7 @@ TEST(KeyValidation, LengthLimitsAreInclusive) {
   EXPECT_EQ(code_of(std::string(256, 'k')), ErrorCode::KeyInvalid);
 }
 
-// Keys up to 255 characters by default (Stripe's limit); 0.3.4 refused anything over 128.
+// Keys up to 255 characters by default (Stripe's limit), so that any key Stripe accepts works.
 TEST(KeyValidation, DefaultMaximumIs255) {
   EXPECT_EQ(KeyLimits{}.max_length, 255u);
   try {

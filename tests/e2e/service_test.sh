@@ -99,7 +99,7 @@ call POST "/checkout/$S/complete" "$(checkout_body 2099)" -H "Idempotency-Key: \
 check "the same key quoted is a replay with the same bytes" eval 'status_is 201 && replayed && same_bytes bare'
 check "bare then quoted: exactly 1 charge" [ "$(charges_for "$S")" = 1 ]
 
-# --- A key belongs to the tenant (0.3.6): the same key on another route is refused, charges nothing.
+# --- A key belongs to the tenant: the same key on another route is refused, charges nothing.
 S_B=$(session other-route)
 call POST "/checkout/$S_B/complete" "$(checkout_body 2099)" -H "Idempotency-Key: $K"
 check "the same key on another checkout route: 422 ERR_IDEMPOTENCY_KEY_REUSED naming the route" body_is \

@@ -135,7 +135,7 @@ TEST(ClientPool, ConnectionClosedByTheServerIsReplaced) {
 namespace idem::it {
 namespace {
 
-// Regression (failover review): a replay's COMMIT is sent without waiting and its answer read
+// Bug regression: a replay's COMMIT is sent without waiting and its answer read
 // at the connection's next checkout. That read happened under the pool's lock, so while one such
 // COMMIT waited (here a deferred trigger sleeps in it; a synchronous standby away does the same)
 // every other thread of the Client waited too. Now only the thread that took that connection

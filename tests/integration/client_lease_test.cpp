@@ -100,7 +100,7 @@ TEST(ClientLease, ReleaseBeforeTheProcessorWasCalledIsAFreshAttempt) {
   EXPECT_EQ(second.handler_key(), first.handler_key());
 }
 
-// Bug regression (review of 0.3.4): a timed-out charge that did go through was matched to the
+// Bug regression: a timed-out charge that did go through was matched to the
 // next attempt's other amount under the same processor key.
 TEST(ClientLease, ReleaseAfterAProcessorTimeoutPinsThePayload) {
   ClientDatabase db;
@@ -116,7 +116,7 @@ TEST(ClientLease, ReleaseAfterAProcessorTimeoutPinsThePayload) {
   EXPECT_EQ(same.handler_key(), processor_key);
 }
 
-// Bug regression (review of 0.3.4): the processor key was fetched at first use, after the lease
+// Bug regression: the processor key was fetched at first use, after the lease
 // could have been taken over and the record moved to a new generation.
 TEST(ClientLease, TheProcessorKeyComesWithTheLease) {
   ClientDatabase db;

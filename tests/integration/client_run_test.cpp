@@ -538,7 +538,7 @@ TEST(ClientErrors, SqlstatesMapToTheirClasses) {
   EXPECT_EQ(thrown("IK019"), "DatabaseError:ERR_OUTBOX_TOPIC_UNKNOWN");
   EXPECT_EQ(thrown("IK024"), "TenantForbidden");
   EXPECT_EQ(problem_response(TenantForbidden("ERR_TENANT_FORBIDDEN", "IK024", "role svc is bound to tenants acme, not 'x'")).status, 403);
-  // A consumer bound to other consumers (0.3.5): its configuration, no HTTP answer; named from the table.
+  // A consumer bound to other consumers: its configuration, no HTTP answer; named from the table.
   EXPECT_EQ(thrown("IK025"), "DatabaseError:ERR_CONSUMER_FORBIDDEN");
   EXPECT_EQ(thrown("40001"), "DatabaseError:SQLSTATE_40001");
 }

@@ -1,4 +1,4 @@
-// A randomized, model-based test of the acquisition protocol (0.1.1) on real connections.
+// A randomized, model-based test of the acquisition protocol on real connections.
 //
 // One driver thread owns kSessions connections at READ COMMITTED, REPEATABLE READ and
 // SERIALIZABLE and, from a std::mt19937_64 seeded by IDEM_MODEL_SEED, repeatedly picks a session

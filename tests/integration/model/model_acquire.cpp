@@ -290,7 +290,7 @@ std::string ModelRun::acquire(Session& s, int k, int variant, Micros lease, Micr
       w.end_lo = w.end_hi = 0;
     }
     // A takeover may follow an attempt that called the handler: the payload stays the key's
-    // (0.3.5; only a record without a checkpoint ever asks, and a resume keeps its checkpoint).
+    // (only a record without a checkpoint ever asks, and a resume keeps its checkpoint).
     if (a.outcome == "resumed") w.pinned = true;
     w.status = St::in_progress;
     w.attempt = *a.attempt;

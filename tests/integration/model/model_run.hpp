@@ -162,7 +162,7 @@ class ModelRun {
   std::deque<std::string> trace_;
   Micros base_ = 0;
   std::int64_t max_attempt_ = 0;
-  // The handle acquire gave each attempt (it carries that lease's secret since 0.3.1).
+  // The handle acquire gave each attempt (it carries that lease's secret, which a later call needs).
   std::map<std::int64_t, std::string> holder_handles_;
   long step_ = 0;
   long statements_ = 0;
