@@ -39,7 +39,7 @@ const char* decision_name(protocol::Decision d) {
 bool bool_arg(FunctionCallInfo fcinfo, int n) { return !PG_ARGISNULL(n) && PG_GETARG_BOOL(n); }
 
 // _decide(status, history, lease_live, own_transaction, has_checkpoint, same_payload
-//         [, payload_pinned]) -> text; a schema before 0.3.5 declares six arguments.
+//         [, payload_pinned]) -> text; an older schema declares the first six only.
 Datum decide(FunctionCallInfo fcinfo) {
   protocol::RecordView r;
   r.status = status_arg(fcinfo);

@@ -11,6 +11,7 @@
 #include "core/keys/handle.hpp"
 #include "core/protocol/decision.hpp"
 #include "core/protocol/fast_path.hpp"
+#include "core/statements/hot_statements.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
@@ -18,7 +19,6 @@
 #include "extension/hot_path/audit_append.hpp"
 #include "extension/hot_path/kept_plan.hpp"
 #include "extension/hot_path/record_lookup.hpp"
-#include "extension/hot_path/statement_text.hpp"
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/key_lock.hpp"
 #include "extension/store_functions.hpp"
@@ -34,71 +34,46 @@ KeptPlan general_acquire{
     {TEXTOID, BYTEAOID, TEXTOID, BYTEAOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TEXTOID, TEXTOID},
     nullptr};
 
-// The new record's INSERT, generated from record_params.def and record_columns.def.
+// The new record's INSERT (core/statements/record_params.def, record_columns.def).
 // key_scope_tenant: nothing is inserted while another record owns the key (read, not waited for:
 // its owner may be writing it in an open transaction); the general path answers.
 struct RecordParams {
 #define RECORD_PARAM(name, type) Datum name;
-#include "extension/hot_path/record_params.def"
+#include "core/statements/record_params.def"
 #undef RECORD_PARAM
 };
-constexpr const char* kRecordParamNames[] = {
-#define RECORD_PARAM(name, type) #name,
-#include "extension/hot_path/record_params.def"
-#undef RECORD_PARAM
-};
-constexpr int kRecordParams = sizeof kRecordParamNames / sizeof kRecordParamNames[0];
+constexpr int kRecordParams = statements::kRecordParams;
 static_assert(kRecordParams <= kMaxPlanArgs, "the record INSERT takes more parameters than a kept plan holds");
-constexpr const char* kRecordColumns[] = {
-#define RECORD_COLUMN(column, expression) #column,
-#include "extension/hot_path/record_columns.def"
-#undef RECORD_COLUMN
-};
-constexpr const char* kRecordValues[] = {
-#define RECORD_COLUMN(column, expression) expression,
-#include "extension/hot_path/record_columns.def"
-#undef RECORD_COLUMN
-};
-constexpr int kRecordColumnCount = sizeof kRecordColumns / sizeof kRecordColumns[0];
 enum RecordReturned { kReturnedAttempt = 1, kReturnedGeneration, kReturnedLeaseExpiresAt };
 
-std::string record_insert_sql(bool key_scope) {
-  const std::string head = "INSERT INTO idem.keys AS k (" + joined(kRecordColumns, kRecordColumnCount) + ")";
-  const std::string values = joined(kRecordValues, kRecordColumnCount);
-  const std::string tail = " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at";
-  const std::string body =
-      key_scope ? " SELECT " + values +
-                      " WHERE NOT ({key_scope_tenant} AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = {tenant_id} COLLATE \"C\""
-                      " AND o.client_key = {client_key} COLLATE \"C\" AND o.key_scope = 'tenant'))"
-                : " VALUES (" + values + ")";
-  return with_params(head + body + tail, kRecordParamNames, key_scope ? kRecordParams : kRecordParams - 1);
-}
-const std::string kInsertRecordSql = record_insert_sql(true);
-const std::string kInsertRecordBeforeKeyScopeSql = record_insert_sql(false);
+const std::string kInsertRecordSql = statements::record_insert(true);
+const std::string kInsertRecordBeforeKeyScopeSql = statements::record_insert(false);
 
 KeptPlan insert_record{kInsertRecordSql.c_str(),
                        kRecordParams,
                        {
 #define RECORD_PARAM(name, type) type,
-#include "extension/hot_path/record_params.def"
+#include "core/statements/record_params.def"
 #undef RECORD_PARAM
                        },
                        nullptr};
 
-// The same on a schema before idem.keys.key_scope (keys own nothing), until ALTER EXTENSION UPDATE.
-KeptPlan insert_record_before_key_scope{kInsertRecordBeforeKeyScopeSql.c_str(), kRecordParams - 1, {}, nullptr};
-
-// The types of the second plan are the first's, but its last.
-const bool kTypesCopied = [] {
-  for (int i = 0; i < kRecordParams - 1; ++i) insert_record_before_key_scope.types[i] = insert_record.types[i];
-  return true;
-}();
+// The same on a schema before idem.keys.key_scope (keys own nothing), until ALTER EXTENSION
+// UPDATE: the same types, of which SPI reads all but the last.
+KeptPlan insert_record_before_key_scope{kInsertRecordBeforeKeyScopeSql.c_str(),
+                                        kRecordParams - 1,
+                                        {
+#define RECORD_PARAM(name, type) type,
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+                                        },
+                                        nullptr};
 
 Args args_of(const RecordParams& p, int n) {
   Args args;
 #define RECORD_PARAM(name, type) \
   if (args.n < n) args.add(p.name);
-#include "extension/hot_path/record_params.def"
+#include "core/statements/record_params.def"
 #undef RECORD_PARAM
   return args;
 }

@@ -5,25 +5,17 @@
 #include <string>
 
 #include "extension/boundary.hpp"
-#include "extension/hot_path/statement_text.hpp"
 
 namespace idem::hot {
 namespace {
 
-constexpr const char* kAuditColumnNames[] = {
-#define AUDIT_COLUMN(name, type) #name,
-#include "extension/hot_path/audit_columns.def"
-#undef AUDIT_COLUMN
-};
-
-const std::string kInsertAuditSql = "INSERT INTO idem.mutations (" + joined(kAuditColumnNames, kAuditColumns) + ") VALUES (" +
-                                    placeholders(kAuditColumns) + ")";
+const std::string kInsertAuditSql = statements::audit_insert();
 
 KeptPlan insert_audit{kInsertAuditSql.c_str(),
                       kAuditColumns,
                       {
 #define AUDIT_COLUMN(name, type) type,
-#include "extension/hot_path/audit_columns.def"
+#include "core/statements/audit_columns.def"
 #undef AUDIT_COLUMN
                       },
                       nullptr};
@@ -43,7 +35,7 @@ Datum audit(FunctionCallInfo fcinfo) {
 void append_audit(const AuditRow& row) {
   Args args;
 #define AUDIT_COLUMN(name, type) args.add(row.name);
-#include "extension/hot_path/audit_columns.def"
+#include "core/statements/audit_columns.def"
 #undef AUDIT_COLUMN
   (void)execute(insert_audit, args, 0, SPI_OK_INSERT, "could not append the audit row");
 }

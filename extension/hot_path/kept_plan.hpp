@@ -4,7 +4,7 @@
 // arguments are gathered in C++ between them.
 #pragma once
 
-#include "core/error.hpp"
+#include "core/statements/plan_args.hpp"
 #include "extension/pg/pg_error.hpp"
 #include "extension/pg/postgres.hpp"
 
@@ -26,16 +26,10 @@ struct Value {
   static Value of(Datum d) { return Value{d, false}; }
 };
 
-// Values for one execution: nulls[i] is 'n' for SQL NULL, ' ' otherwise (SPI's convention).
-// Plain data: it may be handed to a guarded call.
-struct Args {
-  Datum values[kMaxPlanArgs];
-  char nulls[kMaxPlanArgs];
-  int n = 0;
+// Values for one execution (statements::PlanArgs: bounded, plain data).
+struct Args : statements::PlanArgs<Datum, kMaxPlanArgs> {
   Args& add(Value v) {
-    if (n == kMaxPlanArgs) throw Error(ErrorCode::Internal, "a kept plan takes at most 20 arguments: one more was added");
-    values[n] = v.null ? Datum(0) : v.datum;
-    nulls[n++] = v.null ? 'n' : ' ';
+    PlanArgs::add(v.datum, v.null);
     return *this;
   }
   Args& add(Datum value) { return add(Value::of(value)); }
