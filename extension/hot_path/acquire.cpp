@@ -150,8 +150,8 @@ TupleDesc result_desc_unsafe(FunctionCallInfo fcinfo) {
 
 // 128 bits from OpenSSL's generator, drawn 256 secrets at a time: each RAND_bytes call pays for
 // the generator's locking and set-up, a visible share of acquire's time for a new key when drawn
-// one by one. A backend fills its pool at its first new key; the postmaster never does, so no two processes
-// share one. A secret's bytes are wiped from the pool as they are handed out.
+// one by one. A backend fills its pool at its first new key; the postmaster never does, so no
+// two processes share one. A secret's bytes are wiped from the pool as they are handed out.
 constexpr int kPooledSecrets = 256;
 bool random_secret_bytes(unsigned char out[keys::kLeaseSecretDigits / 2]) {
   constexpr std::size_t n = keys::kLeaseSecretDigits / 2;
@@ -298,8 +298,9 @@ HeapTuple insert_new_record(const Attempt& a) {
   result.set("generation", column(kReturnedGeneration).datum);
   result.set("lease_expires_at", column(kReturnedLeaseExpiresAt).datum);
   // Only the holder learns the secret; the record keeps its SHA-256.
-  std::string handle = a.handle;
-  handle.append(":").append(secret, keys::kLeaseSecretDigits);
+  std::string handle;
+  handle.reserve(a.handle.size() + 1 + keys::kLeaseSecretDigits);  // no copy of the secret left behind by a growth
+  handle.append(a.handle).append(":").append(secret, keys::kLeaseSecretDigits);
   result.set("handle", datum::text_datum(handle));
   explicit_bzero(handle.data(), handle.size());
   a.new_generation = DatumGetInt32(column(kReturnedGeneration).datum);
