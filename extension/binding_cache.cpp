@@ -51,12 +51,12 @@ State probe(Cache& c) {
 Datum bindings_changed(FunctionCallInfo fcinfo) {
   if (!CALLED_AS_TRIGGER(fcinfo)) throw Error(ErrorCode::Internal, "a bindings trigger function must run as a trigger");
   TriggerData* trigger = reinterpret_cast<TriggerData*>(fcinfo->context);
-  pg::guarded([&] { CacheInvalidateRelcache(trigger->tg_relation); });
+  pg::call(CacheInvalidateRelcache, trigger->tg_relation);
   return PointerGetDatum(nullptr);
 }
 
 Datum consumer_bindings_exist(FunctionCallInfo fcinfo) {
-  PG_RETURN_BOOL(pg::guarded([] { return any(Table::Consumer); }));
+  PG_RETURN_BOOL(pg::call(any, Table::Consumer));
 }
 
 }  // namespace

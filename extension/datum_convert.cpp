@@ -33,25 +33,32 @@ std::optional<int64_t> elapsed_usecs(const Interval& i) {
 }
 
 Datum interval_datum(int64_t usecs) {
-  Interval* out = static_cast<Interval*>(pg::guarded([] { return palloc(sizeof(Interval)); }));
+  Interval* out = static_cast<Interval*>(pg::call(palloc, sizeof(Interval)));
   out->time = usecs;
   out->day = 0;
   out->month = 0;
   return IntervalPGetDatum(out);
 }
 
+namespace {
+
+// Argument n's elements. Plain C (detoasting and a refusal may elog): called through pg::call.
+void deconstruct_text_array_unsafe(FunctionCallInfo fcinfo, int n, const char* what, Datum** elems, bool** nulls, int* count) {
+  ArrayType* array = PG_GETARG_ARRAYTYPE_P(n);
+  if (ARR_NDIM(array) > 1) {
+    ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), errmsg("%s must be a one-dimensional text[]", what)));
+  }
+  deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, elems, nulls, count);
+}
+
+}  // namespace
+
 std::vector<std::string> text_array_arg(FunctionCallInfo fcinfo, int n, const char* what) {
   if (PG_ARGISNULL(n)) return {};
   Datum* elems = nullptr;
   bool* nulls = nullptr;
   int count = 0;
-  pg::guarded([&] {
-    ArrayType* array = PG_GETARG_ARRAYTYPE_P(n);
-    if (ARR_NDIM(array) > 1) {
-      ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), errmsg("%s must be a one-dimensional text[]", what)));
-    }
-    deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
-  });
+  pg::call(deconstruct_text_array_unsafe, fcinfo, n, what, &elems, &nulls, &count);
   std::vector<std::string> out;
   out.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
@@ -69,29 +76,23 @@ Datum text_datum(std::string_view bytes) {
     throw Error(ErrorCode::PayloadTooLarge, "result of " + std::to_string(bytes.size()) +
                                                 " bytes exceeds the 1 GB limit of a PostgreSQL value");
   }
-  return pg::guarded([&] { return PointerGetDatum(cstring_to_text_with_len(bytes.data(), static_cast<int>(bytes.size()))); });
+  return PointerGetDatum(pg::call(cstring_to_text_with_len, bytes.data(), static_cast<int>(bytes.size())));
 }
 
 Datum bytea_datum(const hash::Digest& digest) {
-  return pg::guarded([&] {
-    bytea* out = static_cast<bytea*>(palloc(VARHDRSZ + digest.size()));
-    SET_VARSIZE(out, VARHDRSZ + digest.size());
-    memcpy(VARDATA(out), digest.data(), digest.size());
-    return PointerGetDatum(out);
-  });
+  bytea* out = static_cast<bytea*>(pg::call(palloc, VARHDRSZ + digest.size()));
+  SET_VARSIZE(out, VARHDRSZ + digest.size());
+  std::memcpy(VARDATA(out), digest.data(), digest.size());
+  return PointerGetDatum(out);
 }
 
 Datum text_array_datum(const std::vector<std::string>& items) {
   for (const std::string& item : items) {
     if (item.size() > MaxAllocSize - VARHDRSZ) throw Error(ErrorCode::PayloadTooLarge, "array element exceeds 1 GB");
   }
-  return pg::guarded([&] {
-    Datum* elems = static_cast<Datum*>(palloc(sizeof(Datum) * (items.size() + 1)));
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      elems[i] = PointerGetDatum(cstring_to_text_with_len(items[i].data(), static_cast<int>(items[i].size())));
-    }
-    return PointerGetDatum(construct_array(elems, static_cast<int>(items.size()), TEXTOID, -1, false, TYPALIGN_INT));
-  });
+  Datum* elems = static_cast<Datum*>(pg::call(palloc, sizeof(Datum) * (items.size() + 1)));
+  for (std::size_t i = 0; i < items.size(); ++i) elems[i] = text_datum(items[i]);
+  return PointerGetDatum(pg::call(construct_array, elems, static_cast<int>(items.size()), Oid(TEXTOID), -1, false, TYPALIGN_INT));
 }
 
 }  // namespace idem::datum

@@ -1,5 +1,5 @@
-// Datum <-> C++ conversions shared by the SQL-callable functions. Those that call PostgreSQL
-// while a C++ object is alive go through pg::guarded.
+// Datum <-> C++ conversions shared by the SQL-callable functions. Each PostgreSQL call they make
+// while a C++ object may be alive is one guarded call (pg::call).
 #pragma once
 
 #include <cstdint>

@@ -30,7 +30,8 @@ void check_payload(FunctionCallInfo fcinfo, int n) {
 json::Value jsonb_arg(FunctionCallInfo fcinfo, int n) {
   check_payload(fcinfo, n);
   // Detoast and walk first (PostgreSQL only), then build the C++ tree.
-  const jsonb::Events events = pg::guarded([&] { return jsonb::collect(PG_GETARG_JSONB_P(n)); });
+  Jsonb* doc = pg::guarded([&] { return PG_GETARG_JSONB_P(n); });
+  const jsonb::Events events = pg::call(jsonb::collect, doc);
   return jsonb::build(events);
 }
 

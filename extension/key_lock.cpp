@@ -22,22 +22,22 @@ int64 of_digest(const hash::Digest& digest) {
 
 bool try_take(int64 key) {
   const LOCKTAG tag = tag_of(key);
-  return pg::guarded([&] { return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL; });
+  return pg::call(LockAcquire, &tag, LOCKMODE(ExclusiveLock), false, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 void take(int64 key) {
   const LOCKTAG tag = tag_of(key);
-  pg::guarded([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+  (void)pg::call(LockAcquire, &tag, LOCKMODE(ExclusiveLock), false, false);
 }
 
 bool give_back(int64 key) {
   const LOCKTAG tag = tag_of(key);
-  return pg::guarded([&] { return LockRelease(&tag, ExclusiveLock, false); });
+  return pg::call(LockRelease, &tag, LOCKMODE(ExclusiveLock), false);
 }
 
 bool held_by_me(int64 key) {
   const LOCKTAG tag = tag_of(key);
-  return pg::guarded([&] { return LockHeldByMe(&tag, ExclusiveLock); });
+  return pg::call(LockHeldByMe, &tag, LOCKMODE(ExclusiveLock));
 }
 
 }  // namespace idem::key_lock

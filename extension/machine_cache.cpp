@@ -39,7 +39,7 @@ char* copy_out(HeapTuple tuple, TupleDesc desc, int column) {
   return out;
 }
 
-// PostgreSQL only: runs the query and copies its rows out of SPI's memory.
+// Plain C: runs the query and copies its rows out of SPI's memory.
 RawRows fetch(const char* sql, int text_columns, bool with_guard) {
   if (SPI_execute(sql, true, 0) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read %s", sql);
   RawRows out{static_cast<RawRow*>(SPI_palloc(sizeof(RawRow) * (SPI_processed + 1))), SPI_processed};
@@ -60,8 +60,8 @@ RawRows fetch(const char* sql, int text_columns, bool with_guard) {
   return out;
 }
 
-// PostgreSQL only. The owner's identity is restored by the transaction's abort on error.
-void read_tables(RawRows& states, RawRows& transitions) {
+// Plain C, called through pg::call. The owner's identity is restored by the transaction's abort on error.
+void read_tables_unsafe(RawRows* states, RawRows* transitions) {
   const Oid ns = get_namespace_oid("idem", false);
   states_relid = get_relname_relid("machine_states", ns);
   transitions_relid = get_relname_relid("machine_transitions", ns);
@@ -76,8 +76,8 @@ void read_tables(RawRows& states, RawRows& transitions) {
   SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   PushActiveSnapshot(GetLatestSnapshot());
-  states = fetch("SELECT machine, state FROM idem.machine_states", 2, false);
-  transitions = fetch("SELECT machine, from_state, to_state, guard::oid, guard_name FROM idem.machine_transitions", 3, true);
+  *states = fetch("SELECT machine, state FROM idem.machine_states", 2, false);
+  *transitions = fetch("SELECT machine, from_state, to_state, guard::oid, guard_name FROM idem.machine_transitions", 3, true);
   PopActiveSnapshot();
   SPI_finish();
   SetUserIdAndSecContext(saved_user, saved_context);
@@ -86,7 +86,7 @@ void read_tables(RawRows& states, RawRows& transitions) {
 std::unique_ptr<MachineTable> load() {
   RawRows states{};
   RawRows transitions{};
-  pg::guarded([&] { read_tables(states, transitions); });
+  pg::call(read_tables_unsafe, &states, &transitions);
   auto t = std::make_unique<MachineTable>();
   for (uint64 i = 0; i < states.count; ++i) t->add_state(states.rows[i].text[0], states.rows[i].text[1]);
   for (uint64 i = 0; i < transitions.count; ++i) {
@@ -96,26 +96,29 @@ std::unique_ptr<MachineTable> load() {
   return t;
 }
 
+// Plain C: called through pg::call.
+Oid log_owner_unsafe() {
+  const Oid relid = get_relname_relid("transition_log", get_namespace_oid("idem", false));
+  HeapTuple rel = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+  if (!HeapTupleIsValid(rel)) elog(ERROR, "pg_idempotency: idem.transition_log is missing");
+  const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(rel))->relowner;
+  ReleaseSysCache(rel);
+  return owner;
+}
+
 }  // namespace
 
 const MachineTable& cached_table() {
   // A change committed since this transaction's last lock acquisition is applied now, so even a
   // statement that locks nothing (SELECT idem.can_transition(...)) sees it.
-  pg::guarded([] { AcceptInvalidationMessages(); });
+  pg::call(AcceptInvalidationMessages);
   if (!table) table = load();
   return *table;
 }
 
 Oid log_owner() {
   if (owner_of_log == InvalidOid) {
-    owner_of_log = pg::guarded([] {
-      const Oid relid = get_relname_relid("transition_log", get_namespace_oid("idem", false));
-      HeapTuple rel = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-      if (!HeapTupleIsValid(rel)) elog(ERROR, "pg_idempotency: idem.transition_log is missing");
-      const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(rel))->relowner;
-      ReleaseSysCache(rel);
-      return owner;
-    });
+    owner_of_log = pg::call(log_owner_unsafe);
   }
   return owner_of_log;
 }

@@ -36,7 +36,7 @@ Decision decide(std::string_view machine, std::string_view from, std::string_vie
   const std::string name = c.transition->guard_name;
   const Oid guard = c.transition->guard_oid;
   if (row == 0) return {true, {}, name, -1};
-  const bool holds = pg::guarded([&] { return machines::guard_holds(guard, row); });
+  const bool holds = pg::call(machines::guard_holds, guard, row);
   if (holds) return {true, {}, name, 1};
   return {false, machines::guard_refusal(machine, from, to, name), name, 0};
 }

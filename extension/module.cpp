@@ -21,7 +21,7 @@ namespace {
 // the C++ frames and is re-raised by the boundary (CHECK_FOR_INTERRUPTS would longjmp over them).
 void poll_backend_interrupts() {
   if (!INTERRUPTS_PENDING_CONDITION()) return;
-  idem::pg::guarded([] { ProcessInterrupts(); });
+  idem::pg::call(ProcessInterrupts);
 }
 
 }  // namespace

@@ -53,7 +53,8 @@ std::vector<Group>& groups_of_this_transaction() {
 }
 
 Oid idem_relation(const char* name) {
-  return pg::guarded([&] { return get_relname_relid(name, get_namespace_oid("idem", false)); });
+  const Oid ns = pg::call(get_namespace_oid, "idem", false);
+  return pg::call(get_relname_relid, name, ns);
 }
 
 // Groups map onto a fixed set of lock stripes, so a transaction that emits to ten thousand
@@ -66,10 +67,8 @@ uint64 group_lock_key(const std::string& tenant, const std::string& topic) {
   std::string bytes = tenant;
   bytes.push_back('\0');  // neither part holds a NUL (text), so the pair is unambiguous
   bytes += topic;
-  const uint64 hash = pg::guarded([&] {
-    return static_cast<uint64>(hash_bytes_extended(reinterpret_cast<const unsigned char*>(bytes.data()),
-                                                   static_cast<int>(bytes.size()), 0x6f7574626f78ULL));
-  });
+  const uint64 hash = pg::call(hash_bytes_extended, reinterpret_cast<const unsigned char*>(bytes.data()),
+                               static_cast<int>(bytes.size()), uint64(0x6f7574626f78ULL));
   return hash % kLockStripes;
 }
 
@@ -102,7 +101,7 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
   const auto topic = datum::text_arg(fcinfo, 1);
   const auto key = datum::text_arg(fcinfo, 2);
   if (PG_ARGISNULL(3)) throw Error(ErrorCode::ArgumentInvalid, "payload must not be NULL (use '{}'::jsonb for an empty event)");
-  const Size payload_bytes = pg::guarded([&] { return toast_raw_datum_size(PG_GETARG_DATUM(3)); });
+  const Size payload_bytes = pg::call(toast_raw_datum_size, PG_GETARG_DATUM(3));
   if (payload_bytes > static_cast<Size>(gucs::max_payload_bytes)) {
     throw Error(ErrorCode::PayloadTooLarge,
                 "event payload of " + std::to_string(payload_bytes) + " bytes exceeds idem.max_payload_bytes (" +
@@ -114,7 +113,7 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
   note(std::string(*tenant), std::string(required(topic, "topic")));
   const Oid seq = idem_relation("outbox_txn_seq");
   if (transaction_outbox_id == 0 || transaction_outbox_id_from != seq) {
-    transaction_outbox_id = pg::guarded([&] { return nextval_internal(seq, false); });
+    transaction_outbox_id = pg::call(nextval_internal, seq, false);
     transaction_outbox_id_from = seq;
   }
   return Int64GetDatum(transaction_outbox_id);
@@ -122,6 +121,37 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
 
 // Prepared once per backend (the plan cache revalidates it after DDL).
 SPIPlanPtr sequence_plan = nullptr;
+
+// One group's commit position, drawn as the extension's owner. Plain C: called through pg::call.
+void sequence_group_unsafe(const char* tenant, int tenant_len, const char* topic, int topic_len, int64 outbox_id, bool notify) {
+  Oid owner = InvalidOid;
+  HeapTuple ns = SearchSysCache1(NAMESPACENAME, CStringGetDatum("idem"));
+  if (!HeapTupleIsValid(ns)) elog(ERROR, "schema idem is missing");
+  owner = reinterpret_cast<Form_pg_namespace>(GETSTRUCT(ns))->nspowner;
+  ReleaseSysCache(ns);
+  Oid saved_user = InvalidOid;
+  int saved_context = 0;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  // An error below aborts the transaction, which restores the user itself.
+  SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+  SPI_connect();
+  PushActiveSnapshot(GetTransactionSnapshot());
+  if (sequence_plan == nullptr) {
+    Oid types[4] = {TEXTOID, TEXTOID, INT8OID, BOOLOID};
+    SPIPlanPtr plan = SPI_prepare("SELECT idem._outbox_sequence_group($1, $2, $3, $4)", 4, types);
+    if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "cannot prepare idem._outbox_sequence_group");
+    sequence_plan = plan;
+  }
+  Datum values[4] = {PointerGetDatum(cstring_to_text_with_len(tenant, tenant_len)),
+                     PointerGetDatum(cstring_to_text_with_len(topic, topic_len)), Int64GetDatum(outbox_id),
+                     BoolGetDatum(notify)};
+  if (SPI_execute_plan(sequence_plan, values, nullptr, false, 1) != SPI_OK_SELECT) {
+    elog(ERROR, "idem._outbox_sequence_group failed");
+  }
+  PopActiveSnapshot();
+  SPI_finish();
+  SetUserIdAndSecContext(saved_user, saved_context);
+}
 
 // At PRE_COMMIT / PRE_PREPARE of a transaction that emitted: lock its groups in one order shared
 // by all backends (two committers never wait on each other in a circle, whatever order they
@@ -133,41 +163,43 @@ void sequence_groups(bool notify) {
   for (const Group& g : groups) {
     if (g.lock_key == locked) continue;  // sorted: each stripe once
     const LOCKTAG tag = group_lock_tag(g.lock_key);
-    pg::guarded([&] { (void)LockAcquire(&tag, ExclusiveLock, false, false); });
+    (void)pg::call(LockAcquire, &tag, LOCKMODE(ExclusiveLock), false, false);
     locked = g.lock_key;
   }
   const int64 outbox_id = transaction_outbox_id;
   for (const Group& g : groups) {
-    pg::guarded([&] {
-      Oid owner = InvalidOid;
-      HeapTuple ns = SearchSysCache1(NAMESPACENAME, CStringGetDatum("idem"));
-      if (!HeapTupleIsValid(ns)) elog(ERROR, "schema idem is missing");
-      owner = reinterpret_cast<Form_pg_namespace>(GETSTRUCT(ns))->nspowner;
-      ReleaseSysCache(ns);
-      Oid saved_user = InvalidOid;
-      int saved_context = 0;
-      GetUserIdAndSecContext(&saved_user, &saved_context);
-      // An error below aborts the transaction, which restores the user itself.
-      SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-      SPI_connect();
-      PushActiveSnapshot(GetTransactionSnapshot());
-      if (sequence_plan == nullptr) {
-        Oid types[4] = {TEXTOID, TEXTOID, INT8OID, BOOLOID};
-        SPIPlanPtr plan = SPI_prepare("SELECT idem._outbox_sequence_group($1, $2, $3, $4)", 4, types);
-        if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "cannot prepare idem._outbox_sequence_group");
-        sequence_plan = plan;
-      }
-      Datum values[4] = {PointerGetDatum(cstring_to_text_with_len(g.tenant.data(), static_cast<int>(g.tenant.size()))),
-                         PointerGetDatum(cstring_to_text_with_len(g.topic.data(), static_cast<int>(g.topic.size()))),
-                         Int64GetDatum(outbox_id), BoolGetDatum(notify)};
-      if (SPI_execute_plan(sequence_plan, values, nullptr, false, 1) != SPI_OK_SELECT) {
-        elog(ERROR, "idem._outbox_sequence_group failed");
-      }
-      PopActiveSnapshot();
-      SPI_finish();
-      SetUserIdAndSecContext(saved_user, saved_context);
-    });
+    pg::call(sequence_group_unsafe, g.tenant.data(), static_cast<int>(g.tenant.size()), g.topic.data(),
+             static_cast<int>(g.topic.size()), outbox_id, notify);
   }
+}
+
+// The newest version of (tenant, consumer, topic)'s state under the latest snapshot, 0 when none.
+// Plain C: called through pg::call.
+int64 newest_state_unsafe(text* tenant, text* consumer, text* topic) {
+  const Oid ns = get_namespace_oid("idem", false);
+  const Oid rel_oid = get_relname_relid("outbox_cursor_states", ns);
+  const Oid index_oid = get_relname_relid("outbox_cursor_states_pkey", ns);
+  Relation rel = table_open(rel_oid, AccessShareLock);
+  Relation index = index_open(index_oid, AccessShareLock);
+  ScanKeyData keys[3];
+  ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(tenant));
+  ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(consumer));
+  ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(topic));
+  for (ScanKeyData& k : keys) k.sk_collation = C_COLLATION_OID;
+  Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
+  SysScanDesc scan = systable_beginscan_ordered(rel, index, latest, 3, keys);
+  int64 found = 0;
+  HeapTuple tuple = systable_getnext_ordered(scan, BackwardScanDirection);
+  if (HeapTupleIsValid(tuple)) {
+    bool isnull = false;
+    const Datum value = heap_getattr(tuple, 4, RelationGetDescr(rel), &isnull);
+    if (!isnull) found = DatumGetInt64(value);
+  }
+  systable_endscan_ordered(scan);
+  UnregisterSnapshot(latest);
+  index_close(index, AccessShareLock);
+  table_close(rel, AccessShareLock);
+  return found;
 }
 
 // _outbox_newest_state(tenant, consumer, topic) -> bigint: the newest version of the group's
@@ -178,32 +210,7 @@ Datum outbox_newest_state(FunctionCallInfo fcinfo) {
   text* tenant = PG_GETARG_TEXT_PP(0);  // detoasted here, before any C++ object lives
   text* consumer = PG_GETARG_TEXT_PP(1);
   text* topic = PG_GETARG_TEXT_PP(2);
-  const int64 version = pg::guarded([&] {
-    const Oid ns = get_namespace_oid("idem", false);
-    const Oid rel_oid = get_relname_relid("outbox_cursor_states", ns);
-    const Oid index_oid = get_relname_relid("outbox_cursor_states_pkey", ns);
-    Relation rel = table_open(rel_oid, AccessShareLock);
-    Relation index = index_open(index_oid, AccessShareLock);
-    ScanKeyData keys[3];
-    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(tenant));
-    ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(consumer));
-    ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(topic));
-    for (ScanKeyData& k : keys) k.sk_collation = C_COLLATION_OID;
-    Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
-    SysScanDesc scan = systable_beginscan_ordered(rel, index, latest, 3, keys);
-    int64 found = 0;
-    HeapTuple tuple = systable_getnext_ordered(scan, BackwardScanDirection);
-    if (HeapTupleIsValid(tuple)) {
-      bool isnull = false;
-      const Datum value = heap_getattr(tuple, 4, RelationGetDescr(rel), &isnull);
-      if (!isnull) found = DatumGetInt64(value);
-    }
-    systable_endscan_ordered(scan);
-    UnregisterSnapshot(latest);
-    index_close(index, AccessShareLock);
-    table_close(rel, AccessShareLock);
-    return found;
-  });
+  const int64 version = pg::call(newest_state_unsafe, tenant, consumer, topic);
   return Int64GetDatum(version);
 }
 

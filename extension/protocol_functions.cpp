@@ -39,7 +39,7 @@ const char* decision_name(protocol::Decision d) {
 bool bool_arg(FunctionCallInfo fcinfo, int n) { return !PG_ARGISNULL(n) && PG_GETARG_BOOL(n); }
 
 // _decide(status, history, lease_live, own_transaction, has_checkpoint, same_payload
-//         [, payload_pinned]) -> text; a schema before 0.3.5 declares six arguments.
+//         [, payload_pinned]) -> text; an older schema declares the first six only.
 Datum decide(FunctionCallInfo fcinfo) {
   protocol::RecordView r;
   r.status = status_arg(fcinfo);
@@ -111,35 +111,37 @@ Datum history_retention(FunctionCallInfo) {
 }
 
 // The generation idem.retired_keys holds for (tenant, digest) in the latest committed state, not in
-// the caller's snapshot (0 when none). A REPEATABLE READ or SERIALIZABLE acquire whose snapshot
-// predates a purge of its key would otherwise start an old generation again.
+// the caller's snapshot (0 when none). Plain C: called through pg::call.
+int32 retired_generation_unsafe(text* tenant, bytea* digest) {
+  const Oid ns = get_namespace_oid("idem", false);
+  const Oid rel_oid = get_relname_relid("retired_keys", ns);
+  const Oid index_oid = get_relname_relid("retired_keys_pkey", ns);
+  Relation rel = table_open(rel_oid, AccessShareLock);
+  ScanKeyData keys[2];
+  ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(tenant));
+  keys[0].sk_collation = C_COLLATION_OID;
+  ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_BYTEAEQ, PointerGetDatum(digest));
+  Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
+  SysScanDesc scan = systable_beginscan(rel, index_oid, true, latest, 2, keys);
+  int32 found = 0;
+  HeapTuple tuple = systable_getnext(scan);
+  if (HeapTupleIsValid(tuple)) {
+    bool isnull = false;
+    const Datum value = heap_getattr(tuple, 3, RelationGetDescr(rel), &isnull);
+    if (!isnull) found = DatumGetInt32(value);
+  }
+  systable_endscan(scan);
+  UnregisterSnapshot(latest);
+  table_close(rel, AccessShareLock);
+  return found;
+}
+
+// A REPEATABLE READ or SERIALIZABLE acquire whose snapshot predates a purge of its key would
+// otherwise start an old generation again.
 Datum retired_generation_now(FunctionCallInfo fcinfo) {
   text* tenant = PG_GETARG_TEXT_PP(0);  // detoasted here, before any C++ object lives
   bytea* digest = PG_GETARG_BYTEA_PP(1);
-  const int32 generation = pg::guarded([&] {
-    const Oid ns = get_namespace_oid("idem", false);
-    const Oid rel_oid = get_relname_relid("retired_keys", ns);
-    const Oid index_oid = get_relname_relid("retired_keys_pkey", ns);
-    Relation rel = table_open(rel_oid, AccessShareLock);
-    ScanKeyData keys[2];
-    ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(tenant));
-    keys[0].sk_collation = C_COLLATION_OID;
-    ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_BYTEAEQ, PointerGetDatum(digest));
-    Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
-    SysScanDesc scan = systable_beginscan(rel, index_oid, true, latest, 2, keys);
-    int32 found = 0;
-    HeapTuple tuple = systable_getnext(scan);
-    if (HeapTupleIsValid(tuple)) {
-      bool isnull = false;
-      const Datum value = heap_getattr(tuple, 3, RelationGetDescr(rel), &isnull);
-      if (!isnull) found = DatumGetInt32(value);
-    }
-    systable_endscan(scan);
-    UnregisterSnapshot(latest);
-    table_close(rel, AccessShareLock);
-    return found;
-  });
-  return Int32GetDatum(generation);
+  return Int32GetDatum(pg::call(retired_generation_unsafe, tenant, digest));
 }
 
 // _raise(name, message, hint): PL/pgSQL's way to raise one of our errors. The SQLSTATE comes from

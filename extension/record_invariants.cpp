@@ -1,9 +1,9 @@
 // The invariants of idem.keys and idem.mutations, checked by a C row trigger instead of CHECK
 // constraints, and idem.keys.purge_after, kept by the same trigger (with_purge_after). PostgreSQL
 // parses every CHECK expression again from its stored text in each statement that writes the
-// table (ExecRelCheck runs stringToNode per query), a cost paid on every write of a record on the
-// hot path (measured in docs/hot-path.md). The rules, their names, the SQLSTATE (23514) and the
-// message are the constraints' own.
+// table (ExecRelCheck runs stringToNode per query), a large share of a hot-path write's cost
+// (docs/hot-path.md). The rules, their names, the SQLSTATE (23514) and the message are the
+// constraints' own.
 // A CHECK fails only when its expression is false, never when it is NULL; so do these.
 #include <cstring>
 #include <optional>
@@ -30,7 +30,7 @@ struct Row {
     const AttrNumber n = attnum(name);
     if (n == InvalidAttrNumber) return std::nullopt;
     bool is_null = false;
-    const Datum v = heap_getattr(tuple, n, desc, &is_null);
+    const Datum v = heap_getattr(tuple, n, desc, &is_null);  // reads the tuple only: detoasts nothing
     if (is_null) return std::nullopt;
     return v;
   }
@@ -38,7 +38,8 @@ struct Row {
   std::optional<bool> text_in(const char* name, std::initializer_list<const char*> values) const {
     const auto v = get(name);
     if (!v) return std::nullopt;
-    const text* t = DatumGetTextPP(*v);
+    const Datum d = *v;
+    const text* t = pg::guarded([&] { return DatumGetTextPP(d); });
     const std::size_t n = VARSIZE_ANY_EXHDR(t);
     for (const char* candidate : values) {
       if (std::strlen(candidate) == n && std::memcmp(VARDATA_ANY(t), candidate, n) == 0) return true;
@@ -48,7 +49,7 @@ struct Row {
   std::optional<std::size_t> octet_length(const char* name) const {
     const auto v = get(name);
     if (!v) return std::nullopt;
-    return toast_raw_datum_size(*v) - VARHDRSZ;
+    return pg::call(toast_raw_datum_size, *v) - VARHDRSZ;
   }
 };
 
@@ -106,8 +107,8 @@ const char* broken_mutation_rule(const Row& r) {
 }
 
 // "Failing row contains (...)." as PostgreSQL words it for a CHECK: every column's text, each
-// clipped to 64 bytes, NULL as null. Plain C: output functions may elog.
-char* failing_row(HeapTuple tuple, TupleDesc desc) {
+// clipped to 64 bytes, NULL as null. Plain C (output functions may elog): called through pg::call.
+char* failing_row_unsafe(HeapTuple tuple, TupleDesc desc) {
   StringInfoData buf;
   initStringInfo(&buf);
   appendStringInfoString(&buf, "Failing row contains (");
@@ -146,28 +147,31 @@ bool breaks_not_null(HeapTuple tuple, TupleDesc desc) {
   return false;
 }
 
-// purge_after as the generated column it replaced computed it, through the same functions, so
-// with the same rounding: CASE WHEN expires_at IS NOT NULL THEN to_timestamp(extract(epoch FROM
-// (coalesce(attempted_at, created_at) - 'epoch'::timestamptz) + ttl)) END. This trigger keeps the
-// column, whoever writes the row (an explicit value is replaced): a generated column made
-// PostgreSQL parse its expression from text in every statement that writes the table
-// (ExecInitStoredGenerated; its cost is in docs/hot-path.md). Plain C: may elog.
+// to_timestamp(extract(epoch FROM (attempted - 'epoch'::timestamptz) + ttl)), through the
+// functions SQL would call, so with the same rounding. Plain C (may elog): called through pg::call.
+Datum purge_after_unsafe(Datum attempted, Datum ttl) {
+  const Datum since_epoch = DirectFunctionCall2(timestamp_mi, attempted, TimestampTzGetDatum(SetEpochTimestamp()));
+  const Datum elapsed = DirectFunctionCall2(interval_pl, since_epoch, ttl);
+  const Datum seconds = DirectFunctionCall2(extract_interval, CStringGetTextDatum("epoch"), elapsed);
+  return DirectFunctionCall1(float8_timestamptz, DirectFunctionCall1(numeric_float8, seconds));
+}
+
+// purge_after as the column's former generation expression computed it: CASE WHEN expires_at IS
+// NOT NULL THEN purge_after_unsafe(coalesce(attempted_at, created_at), ttl) END. The trigger keeps
+// the column, whoever writes the row (an explicit value is replaced), because a generated column
+// made PostgreSQL parse its expression from text in every statement that writes the table
+// (ExecInitStoredGenerated).
 HeapTuple with_purge_after(HeapTuple tuple, const Row& r) {
   int column = r.attnum("purge_after");
-  // Absent, or still generated (a 0.3.2 schema on this library): PostgreSQL computes it.
+  // Absent, or still generated (an older schema on this library): PostgreSQL computes it.
   if (column == InvalidAttrNumber || TupleDescAttr(r.desc, column - 1)->attgenerated != '\0') return tuple;
   std::optional<Datum> attempted = r.get("attempted_at");
   if (!attempted) attempted = r.get("created_at");
   const std::optional<Datum> ttl = r.get("ttl");
   Datum value = 0;
   bool is_null = !r.get("expires_at") || !attempted || !ttl;
-  if (!is_null) {
-    const Datum since_epoch = DirectFunctionCall2(timestamp_mi, *attempted, TimestampTzGetDatum(SetEpochTimestamp()));
-    const Datum elapsed = DirectFunctionCall2(interval_pl, since_epoch, *ttl);
-    const Datum seconds = DirectFunctionCall2(extract_interval, CStringGetTextDatum("epoch"), elapsed);
-    value = DirectFunctionCall1(float8_timestamptz, DirectFunctionCall1(numeric_float8, seconds));
-  }
-  return heap_modify_tuple_by_cols(tuple, r.desc, 1, &column, &value, &is_null);
+  if (!is_null) value = pg::call(purge_after_unsafe, *attempted, *ttl);
+  return pg::call(heap_modify_tuple_by_cols, tuple, r.desc, 1, &column, &value, &is_null);
 }
 
 // idem._check_invariants(): BEFORE INSERT OR UPDATE FOR EACH ROW on idem.keys and idem.mutations.
@@ -185,21 +189,21 @@ Datum check_invariants(FunctionCallInfo fcinfo) {
   const char* broken = nullptr;
   const char* detail = nullptr;
   const char* schema = nullptr;
-  pg::guarded([&] {  // detoasting a value may elog
-    if (breaks_not_null(tuple, row.desc)) return;
+  if (!breaks_not_null(tuple, row.desc)) {
     if (keys) broken = broken_key_rule(row);
     else if (std::strcmp(table, "mutations") == 0) broken = broken_mutation_rule(row);
-    if (broken == nullptr) return;
-    detail = failing_row(tuple, row.desc);
-    schema = get_namespace_name(RelationGetNamespace(rel));
-  });
+  }
+  if (broken != nullptr) {
+    detail = pg::call(failing_row_unsafe, tuple, row.desc);
+    schema = pg::call(get_namespace_name, RelationGetNamespace(rel));
+  }
   if (broken != nullptr) {
     throw StandardError("23514", std::string("new row for relation \"") + table + "\" violates check constraint \"" + broken + "\"",
                         {detail, schema, table, broken});
   }
-  // After the rules, as the generated column it replaced was computed after this trigger: a row that
+  // After the rules, as the generated column was computed after this trigger: a row that
   // breaks a rule is refused for that first, and its DETAIL shows purge_after as written.
-  if (keys) tuple = pg::guarded([&] { return with_purge_after(tuple, row); });
+  if (keys) tuple = with_purge_after(tuple, row);
   return PointerGetDatum(tuple);
 }
 

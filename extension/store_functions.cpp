@@ -23,7 +23,7 @@ Datum written_by_current_transaction(FunctionCallInfo fcinfo) {
 }
 
 bool setting_is(const char* name, const char* value) {
-  const char* current = GetConfigOption(name, false, false);
+  const char* current = pg::call(GetConfigOption, name, false, false);
   return current != nullptr && std::strcmp(current, value) == 0;
 }
 
@@ -40,6 +40,12 @@ constexpr const char* kConsequence =
 constexpr const char* kRemedy =
     "Turn fsync and synchronous_commit on (never off in a transaction that calls idem.acquire, checkpoint or "
     "complete) and keep idem.keys logged; tests may set idem.allow_non_atomic_store = on.";
+
+// Plain C: called through pg::call.
+bool keys_table_permanent_unsafe() {
+  const Oid table = get_relname_relid("keys", get_namespace_oid("idem", false));
+  return OidIsValid(table) && get_rel_persistence(table) == RELPERSISTENCE_PERMANENT;
+}
 
 // Set by acquire/complete; checked again just before this transaction commits, because COMMIT
 // uses the synchronous_commit in force at that moment (a SET LOCAL after complete counts).
@@ -62,10 +68,7 @@ void require_durable_store_now() {
   if (gucs::allow_non_atomic_store) return;
   const char* problem = unsafe_setting();
   if (problem == nullptr) {
-    const bool permanent = pg::guarded([] {
-      const Oid table = get_relname_relid("keys", get_namespace_oid("idem", false));
-      return OidIsValid(table) && get_rel_persistence(table) == RELPERSISTENCE_PERMANENT;
-    });
+    const bool permanent = pg::call(keys_table_permanent_unsafe);
     if (!permanent) problem = "table idem.keys is not a permanent (WAL-logged) table";
   }
   if (problem != nullptr) {

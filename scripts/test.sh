@@ -46,6 +46,8 @@ suite "install what is missing (apt)" scripts/install-deps.sh
 source "$ROOT/scripts/cluster.sh" && reserve_server_ports
 suite "released SQL scripts unchanged (sql/RELEASED)" scripts/check-released.sh
 suite "one version everywhere (VERSION)" scripts/check-versions.sh
+suite "one PostgreSQL call a guard, no C++ inside (check-guards)" scripts/check-guards.sh
+suite "check-guards flags a bad fixture, passes a good one" tests/scripts/check_guards_test.sh
 suite "build + install extension" build_and_install_extension || true
 suite "build core, tests, the demo programs (cmake)" build_cmake build all -DIDEM_BENCH=OFF -DIDEM_TESTS=ON
 suite "core unit tests (GoogleTest)" build/core_tests --gtest_brief=1

@@ -5,11 +5,13 @@
 // goes to idem._acquire_general, the PL/pgSQL reference, which decides from the start. The fast
 // path hands over before it writes anything and holding nothing it took (docs/hot-path.md).
 #include <cstring>
+#include <string>
 
 #include "core/keys/derived_ids.hpp"
 #include "core/keys/handle.hpp"
 #include "core/protocol/decision.hpp"
 #include "core/protocol/fast_path.hpp"
+#include "core/statements/hot_statements.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
@@ -32,37 +34,49 @@ KeptPlan general_acquire{
     {TEXTOID, BYTEAOID, TEXTOID, BYTEAOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TEXTOID, TEXTOID},
     nullptr};
 
-KeptPlan insert_record{
-    // The generation is one above the high-water mark a purge of this key left (idem.retired_keys).
-    // $12, the key scope tenant: nothing is inserted while another record owns the key (read, not
-    // waited for: its owner may be writing it in an open transaction); the general path answers.
-    "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
-    " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
-    " attempted_at, attempts_in_generation, lease_secret_hash)"
-    " SELECT $1, $2, 'in_progress', nextval('idem.fencing_token_seq'),"
-    " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
-    " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11"
-    " WHERE NOT ($12 AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = $1 COLLATE \"C\""
-    " AND o.client_key = $6 COLLATE \"C\" AND o.key_scope = 'tenant'))"
-    " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at",
-    12,
-    {TEXTOID, BYTEAOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TIMESTAMPTZOID, TEXTOID,
-     BYTEAOID, BOOLOID},
-    nullptr};
+// The new record's INSERT (core/statements/record_params.def, record_columns.def).
+// key_scope_tenant: nothing is inserted while another record owns the key (read, not waited for:
+// its owner may be writing it in an open transaction); the general path answers.
+struct RecordParams {
+#define RECORD_PARAM(name, type) Datum name;
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+};
+constexpr int kRecordParams = statements::kRecordParams;
+static_assert(kRecordParams <= kMaxPlanArgs, "the record INSERT takes more parameters than a kept plan holds");
+enum RecordReturned { kReturnedAttempt = 1, kReturnedGeneration, kReturnedLeaseExpiresAt };
 
-// The same on a schema before 0.3.6 (no key_scope: keys own nothing), until ALTER EXTENSION UPDATE.
-KeptPlan insert_record_before_key_scope{
-    "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
-    " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
-    " attempted_at, attempts_in_generation, lease_secret_hash)"
-    " VALUES ($1, $2, 'in_progress', nextval('idem.fencing_token_seq'),"
-    " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
-    " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11)"
-    " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at",
-    11,
-    {TEXTOID, BYTEAOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TIMESTAMPTZOID, TEXTOID,
-     BYTEAOID},
-    nullptr};
+const std::string kInsertRecordSql = statements::record_insert(true);
+const std::string kInsertRecordBeforeKeyScopeSql = statements::record_insert(false);
+
+KeptPlan insert_record{kInsertRecordSql.c_str(),
+                       kRecordParams,
+                       {
+#define RECORD_PARAM(name, type) type,
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+                       },
+                       nullptr};
+
+// The same on a schema before idem.keys.key_scope (keys own nothing), until ALTER EXTENSION
+// UPDATE: the same types, of which SPI reads all but the last.
+KeptPlan insert_record_before_key_scope{kInsertRecordBeforeKeyScopeSql.c_str(),
+                                        kRecordParams - 1,
+                                        {
+#define RECORD_PARAM(name, type) type,
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+                                        },
+                                        nullptr};
+
+Args args_of(const RecordParams& p, int n) {
+  Args args;
+#define RECORD_PARAM(name, type) \
+  if (args.n < n) args.add(p.name);
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+  return args;
+}
 
 std::string_view text_of(const AcquireCall& call, int n) {
   return datum::view(pg::guarded([&] { return DatumGetTextPP(call.value[n]); }));
@@ -91,24 +105,18 @@ int64 bounded_usecs(const AcquireCall& call, int n, int default_seconds, int max
 }
 
 Datum run_general(const AcquireCall& call) {
-  return pg::guarded([&] {
-    Args args;
-    for (int i = 0; i < kAcquireArgs; ++i) {
-      if (call.null[i]) args.add_null();
-      else args.add(call.value[i]);
-    }
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-    if (execute(general_acquire, args, 1) != SPI_OK_SELECT || SPI_processed != 1) {
-      elog(ERROR, "pg_idempotency: idem._acquire_general failed");
-    }
-    bool is_null = false;
-    Datum result = SPI_datumTransfer(column(1, &is_null), false, -1);  // into the caller's context
-    SPI_finish();
-    return result;
-  });
+  Args args;
+  for (int i = 0; i < kAcquireArgs; ++i) args.add(call.null[i] ? Value{} : Value::of(call.value[i]));
+  spi_connect();
+  if (execute(general_acquire, args, 1, SPI_OK_SELECT, "idem._acquire_general failed") != 1) {
+    pg::raise_internal("pg_idempotency: idem._acquire_general failed");
+  }
+  const Datum result = pg::call(SPI_datumTransfer, column(1).datum, false, -1);  // into the caller's context
+  spi_finish();
+  return result;
 }
 
-// The idem.acquire_result being built, by attribute name (the type gained lease_expires_at in 0.1.1).
+// The idem.acquire_result being built, by attribute name (an older type may lack some).
 struct Result {
   TupleDesc desc;
   Datum values[16];
@@ -122,27 +130,28 @@ struct Result {
         return;
       }
     }
-    elog(ERROR, "pg_idempotency: idem.acquire_result has no attribute %s", name);
+    char message[128];
+    snprintf(message, sizeof message, "pg_idempotency: idem.acquire_result has no attribute %s", name);
+    pg::raise_internal(message);
   }
   void copy(const char* name, const Record& record, field::RecordField f) {
     if (!record.null[f]) set(name, record.value[f]);
   }
 };
 
-TupleDesc result_desc(FunctionCallInfo fcinfo) {
-  return pg::guarded([&] {
-    TupleDesc desc = nullptr;
-    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE || desc->natts > 16) {
-      elog(ERROR, "pg_idempotency: idem._acquire must return idem.acquire_result");
-    }
-    return BlessTupleDesc(desc);
-  });
+// Plain C: called through pg::call.
+TupleDesc result_desc_unsafe(FunctionCallInfo fcinfo) {
+  TupleDesc desc = nullptr;
+  if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE || desc->natts > 16) {
+    elog(ERROR, "pg_idempotency: idem._acquire must return idem.acquire_result");
+  }
+  return BlessTupleDesc(desc);
 }
 
 // 128 bits from OpenSSL's generator, drawn 256 secrets at a time: each RAND_bytes call pays for
-// the generator's locking and set-up (8 % of acquire's time for a new key when drawn one by one).
-// A backend fills its pool at its first new key; the postmaster never does, so no two processes
-// share one. A secret's bytes are wiped from the pool as they are handed out.
+// the generator's locking and set-up, a visible share of acquire's time for a new key when drawn
+// one by one. A backend fills its pool at its first new key; the postmaster never does, so no
+// two processes share one. A secret's bytes are wiped from the pool as they are handed out.
 constexpr int kPooledSecrets = 256;
 bool random_secret_bytes(unsigned char out[keys::kLeaseSecretDigits / 2]) {
   constexpr std::size_t n = keys::kLeaseSecretDigits / 2;
@@ -185,8 +194,8 @@ bool passed(const Record& record, field::RecordField f, TimestampTz now) {
 }
 
 bool same_varlena(Datum a, Datum b) {
-  const bytea* x = DatumGetByteaPP(a);
-  const bytea* y = DatumGetByteaPP(b);
+  const bytea* x = pg::guarded([&] { return DatumGetByteaPP(a); });
+  const bytea* y = pg::guarded([&] { return DatumGetByteaPP(b); });
   return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) && std::memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
 }
 
@@ -216,7 +225,7 @@ struct Attempt {
   const hash::Digest& digest;  // the scope digest
   int64 lock;                  // the key's lock
   int64 owner_lock;            // the (tenant, key) owner's lock; 0 under the key scope route
-  bool schema_has_key_scope;   // idem.keys.key_scope exists (0.3.6)
+  bool schema_has_key_scope;   // idem.keys.key_scope exists
   protocol::FastCall call_view;  // which decisions the fast path answers (core/protocol/fast_path.hpp)
   MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
   TimestampTz now;
@@ -224,23 +233,22 @@ struct Attempt {
 };
 
 // The processor key goes with the lease and never later: a holder that asked for it after its
-// lease was taken over and its record began a new generation got the next request's key. The
-// key is computed by the caller, outside any PostgreSQL error region.
-HeapTuple with_handler_key(const Attempt& a, HeapTuple answer, const char* handler_key) {
+// lease was taken over and its record began a new generation got the next request's key.
+HeapTuple with_handler_key(const Attempt& a, HeapTuple answer, const std::string& handler_key) {
   for (int i = 0; i < a.desc->natts; ++i) {
     const Form_pg_attribute att = TupleDescAttr(a.desc, i);
     if (att->attisdropped || std::strcmp(NameStr(att->attname), "handler_key") != 0) continue;
     int column = i + 1;
-    Datum value = CStringGetTextDatum(handler_key);
+    Datum value = datum::text_datum(handler_key);
     bool is_null = false;
-    return heap_modify_tuple_by_cols(answer, a.desc, 1, &column, &value, &is_null);
+    return pg::call(heap_modify_tuple_by_cols, answer, a.desc, 1, &column, &value, &is_null);
   }
   return answer;  // a type older than this library (before ALTER EXTENSION UPDATE)
 }
 
 HeapTuple form_answer(const Attempt& a, Result& result) {
   const MemoryContext spi_context = MemoryContextSwitchTo(a.caller_context);
-  HeapTuple tuple = heap_form_tuple(a.desc, result.values, result.nulls);
+  HeapTuple tuple = pg::call(heap_form_tuple, a.desc, &result.values[0], &result.nulls[0]);
   MemoryContextSwitchTo(spi_context);
   return tuple;
 }
@@ -261,36 +269,43 @@ HeapTuple insert_new_record(const Attempt& a) {
   char secret[keys::kLeaseSecretDigits + 1];
   draw_secret(secret);
   const hash::Digest secret_hash = hash::sha256(std::string_view(secret, keys::kLeaseSecretDigits));
-  Args row;
-  row.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kHash]).add(call.value[kCaller]);
-  row.add(call.value[kResource]).add(call.value[kKey]).add(a.lease).add(a.ttl).add(TimestampTzGetDatum(a.now));
-  row.add(call.value[kMutationType]).add(datum::bytea_datum(secret_hash));
-  if (a.schema_has_key_scope) row.add(BoolGetDatum(a.owner_lock != 0));
-  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-  if (execute(a.schema_has_key_scope ? insert_record : insert_record_before_key_scope, row, 1) != SPI_OK_INSERT_RETURNING) elog(ERROR, "pg_idempotency: could not insert the key's record");
-  if (SPI_processed != 1) {
-    SPI_finish();
+  RecordParams p{};
+  p.tenant_id = call.value[kTenant];
+  p.scope_digest = call.value[kDigest];
+  p.payload_hash = call.value[kHash];
+  p.caller_id = call.value[kCaller];
+  p.resource = call.value[kResource];
+  p.client_key = call.value[kKey];
+  p.lease_interval = a.lease;
+  p.ttl = a.ttl;
+  p.now = TimestampTzGetDatum(a.now);
+  p.mutation_type = call.value[kMutationType];
+  p.lease_secret_hash = datum::bytea_datum(secret_hash);
+  p.key_scope_tenant = BoolGetDatum(a.owner_lock != 0);
+  KeptPlan& plan = a.schema_has_key_scope ? insert_record : insert_record_before_key_scope;
+  const Args row = args_of(p, plan.nargs);
+  spi_connect();
+  if (execute(plan, row, 1, SPI_OK_INSERT_RETURNING, "could not insert the key's record") != 1) {
+    spi_finish();
     key_lock::give_back(a.lock);
     if (a.owner_lock != 0) key_lock::give_back(a.owner_lock);
     return nullptr;
   }
-  bool is_null = false;
   Result result{a.desc, {}, {}};
   for (bool& n : result.nulls) n = true;
-  result.set("outcome", CStringGetTextDatum("acquired"));
-  result.set("attempt", column(1, &is_null));
-  result.set("generation", column(2, &is_null));
-  result.set("lease_expires_at", column(3, &is_null));
+  result.set("outcome", datum::text_datum("acquired"));
+  result.set("attempt", column(kReturnedAttempt).datum);
+  result.set("generation", column(kReturnedGeneration).datum);
+  result.set("lease_expires_at", column(kReturnedLeaseExpiresAt).datum);
   // Only the holder learns the secret; the record keeps its SHA-256.
-  const std::size_t n = a.handle.size();
-  char* handle = static_cast<char*>(palloc(n + 1 + keys::kLeaseSecretDigits + 1));
-  std::memcpy(handle, a.handle.data(), n);
-  handle[n] = ':';
-  std::memcpy(handle + n + 1, secret, keys::kLeaseSecretDigits + 1);
-  result.set("handle", CStringGetTextDatum(handle));
-  a.new_generation = DatumGetInt32(column(2, &is_null));
+  std::string handle;
+  handle.reserve(a.handle.size() + 1 + keys::kLeaseSecretDigits);  // no copy of the secret left behind by a growth
+  handle.append(a.handle).append(":").append(secret, keys::kLeaseSecretDigits);
+  result.set("handle", datum::text_datum(handle));
+  explicit_bzero(handle.data(), handle.size());
+  a.new_generation = DatumGetInt32(column(kReturnedGeneration).datum);
   HeapTuple answer = form_answer(a, result);
-  SPI_finish();
+  spi_finish();
   return answer;
 }
 
@@ -299,10 +314,10 @@ HeapTuple insert_new_record(const Attempt& a) {
 HeapTuple answer_from_record(const Attempt& a, const Record& record) {
   const AcquireCall& call = a.call;
   protocol::RecordView view;
-  view.status = status_of(datum::view(DatumGetTextPP(record.value[field::kStatus])));
+  view.status = status_of(datum::view(pg::guarded([&] { return DatumGetTextPP(record.value[field::kStatus]); })));
   view.history = passed(record, field::kExpiresAt, a.now);
   view.lease_live = later_than(record, field::kLeaseExpiresAt, a.now);
-  view.own_transaction = view.status == protocol::RecordStatus::InProgress && TransactionIdIsCurrentTransactionId(record.xmin);
+  view.own_transaction = view.status == protocol::RecordStatus::InProgress && pg::call(TransactionIdIsCurrentTransactionId, record.xmin);
   view.has_checkpoint = !record.null[field::kRecoveryPoint];
   view.same_payload = same_request(record, call);
   view.payload_pinned = !record.null[field::kPayloadPinned] && DatumGetBool(record.value[field::kPayloadPinned]);
@@ -311,8 +326,8 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
   const char* outcome = protocol::outcome_name(decision);
   Result result{a.desc, {}, {}};
   for (bool& n : result.nulls) n = true;
-  result.set("outcome", CStringGetTextDatum(outcome));
-  result.set("handle", CStringGetTextDatum(a.handle.c_str()));
+  result.set("outcome", datum::text_datum(outcome));
+  result.set("handle", datum::text_datum(a.handle));
   result.copy("generation", record, field::kGeneration);
   if (decision == protocol::Decision::Replay) {
     result.copy("order_id", record, field::kOrderId);
@@ -325,21 +340,23 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
   // A read-only transaction (a standby) still gets its answer, without the audit row it cannot
   // write: a refusal executes nothing, so no mutation goes unlogged.
   if ((decision != protocol::Decision::Replay || gucs::audit_replays) && !XactReadOnly) {
-    Args audit;
-    audit.add(call.value[kTenant]).add(call.value[kDigest]).add(call.value[kKey]);
-    audit.add(call.value[kCaller]).add(call.value[kResource]);
-    if (record.null[field::kGeneration]) audit.add_null();
-    else audit.add(record.value[field::kGeneration]);
-    audit.add_null();  // attempt: a refusal runs none
-    audit.add(call.value[kMutationType]).add(CStringGetTextDatum(outcome)).add(BoolGetDatum(false));
-    if (record.null[field::kOrderId]) audit.add_null();
-    else audit.add(record.value[field::kOrderId]);
-    audit.add_null().add_null().add_null().add_null();  // handler response, local status, error, recovery point
-    audit.add(record.null[field::kAttemptsInGeneration] ? Int32GetDatum(0) : record.value[field::kAttemptsInGeneration]);
-    audit.add(TimestampTzGetDatum(a.now)).add_null();
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
+    const auto copied = [&](field::RecordField f) { return record.null[f] ? Value{} : Value::of(record.value[f]); };
+    AuditRow audit;  // attempt, handler response, local status, error, recovery point: a refusal runs none
+    audit.tenant_id = Value::of(call.value[kTenant]);
+    audit.scope_digest = Value::of(call.value[kDigest]);
+    audit.client_key = Value::of(call.value[kKey]);
+    audit.caller_id = Value::of(call.value[kCaller]);
+    audit.resource = Value::of(call.value[kResource]);
+    audit.generation = copied(field::kGeneration);
+    audit.mutation_type = Value::of(call.value[kMutationType]);
+    audit.outcome = Value::of(datum::text_datum(outcome));
+    audit.handler_called = Value::of(BoolGetDatum(false));
+    audit.order_id = copied(field::kOrderId);
+    audit.retry_count = Value::of(record.null[field::kAttemptsInGeneration] ? Int32GetDatum(0) : record.value[field::kAttemptsInGeneration]);
+    audit.attempted_at = Value::of(TimestampTzGetDatum(a.now));
+    spi_connect();
     append_audit(audit);
-    SPI_finish();
+    spi_finish();
   }
   return form_answer(a, result);
 }
@@ -364,12 +381,12 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   std::memcpy(digest.data(), VARDATA_ANY(digest_arg), digest.size());
 
   // The general path's order: its lease and TTL, the tenant, the arguments, then durability.
-  pg::guarded([&] { require_tenant(call.value[kTenant]); });
+  require_tenant(call.value[kTenant]);
   require_durable_store_now();
   const std::string plain_handle = keys::format_handle(tenant, digest);
   const int64 owner_lock = gucs::key_scope == 0 ? owner_lock_key(tenant, text_of(call, kKey)) : 0;
   Attempt attempt{call,
-                  result_desc(fcinfo),
+                  pg::call(result_desc_unsafe, fcinfo),
                   datum::interval_datum(lease),
                   datum::interval_datum(ttl),
                   plain_handle,
@@ -382,19 +399,14 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   0,
                   0};
 
-  HeapTuple answer = pg::guarded([&]() -> HeapTuple {
-    Record record;
-    read_record(call.value[kTenant], call.value[kDigest], &record);
-    attempt.schema_has_key_scope = record.has_key_scope;
-    if (!record.has_key_scope) attempt.owner_lock = 0;  // a schema before 0.3.6: keys own nothing
-    attempt.now = GetCurrentTimestamp();
-    return record.found ? answer_from_record(attempt, record) : insert_new_record(attempt);  // nullptr: the general path decides
-  });
-  if (answer == nullptr) return run_general(call);
-  if (attempt.new_generation > 0) {
-    const std::string handler_key = keys::handler_key(digest, attempt.new_generation);
-    answer = pg::guarded([&] { return with_handler_key(attempt, answer, handler_key.c_str()); });
-  }
+  Record record;
+  pg::call(read_record_unsafe, call.value[kTenant], call.value[kDigest], &record);
+  attempt.schema_has_key_scope = record.has_key_scope;
+  if (!record.has_key_scope) attempt.owner_lock = 0;  // an older schema: keys own nothing
+  attempt.now = GetCurrentTimestamp();
+  HeapTuple answer = record.found ? answer_from_record(attempt, record) : insert_new_record(attempt);
+  if (answer == nullptr) return run_general(call);  // the general path decides
+  if (attempt.new_generation > 0) answer = with_handler_key(attempt, answer, keys::handler_key(digest, attempt.new_generation));
   return HeapTupleGetDatum(answer);
 }
 

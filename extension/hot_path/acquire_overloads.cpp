@@ -1,7 +1,7 @@
 // The three idem.acquire overloads (payload as jsonb, as JSON text, or its fingerprint), in C:
 // they check the payload, compute the scope digest and the fingerprint with the same functions
-// as idem.scope_digest and idem.payload_hash, and acquire (acquire.cpp). They were PL/pgSQL
-// wrappers until 0.3.2; the checks and messages are theirs.
+// as idem.scope_digest and idem.payload_hash, and acquire (acquire.cpp). The checks and
+// messages are those of the PL/pgSQL wrappers they replace.
 #include "extension/boundary.hpp"
 #include "extension/hot_path/acquire.hpp"
 
@@ -20,23 +20,26 @@ enum Arg { kTenant, kKey, kPayload, kCaller, kResource, kLease, kTtl, kOnBusy, k
 enum class Payload { Jsonb, Text, Hash };
 
 // One of our SQL-callable C functions, called directly (it raises through its own boundary).
+// Plain C: called through pg::call.
+Datum call_ours_unsafe(PGFunction function, int nargs, const Datum* values, const bool* nulls) {
+  LOCAL_FCINFO(call, 4);
+  FmgrInfo info;
+  memset(&info, 0, sizeof info);
+  info.fn_mcxt = CurrentMemoryContext;
+  info.fn_nargs = static_cast<short>(nargs);
+  info.fn_oid = InvalidOid;
+  InitFunctionCallInfoData(*call, &info, nargs, InvalidOid, nullptr, nullptr);
+  for (int i = 0; i < nargs; ++i) {
+    call->args[i].value = values[i];
+    call->args[i].isnull = nulls[i];
+  }
+  const Datum result = function(call);
+  if (call->isnull) elog(ERROR, "pg_idempotency: unexpected NULL from a digest");
+  return result;
+}
+
 Datum call_ours(PGFunction function, int nargs, const Datum* values, const bool* nulls) {
-  return pg::guarded([&] {
-    LOCAL_FCINFO(call, 4);
-    FmgrInfo info;
-    std::memset(&info, 0, sizeof info);
-    info.fn_mcxt = CurrentMemoryContext;
-    info.fn_nargs = static_cast<short>(nargs);
-    info.fn_oid = InvalidOid;
-    InitFunctionCallInfoData(*call, &info, nargs, InvalidOid, nullptr, nullptr);
-    for (int i = 0; i < nargs; ++i) {
-      call->args[i].value = values[i];
-      call->args[i].isnull = nulls[i];
-    }
-    const Datum result = function(call);
-    if (call->isnull) elog(ERROR, "pg_idempotency: unexpected NULL from a digest");
-    return result;
-  });
+  return pg::call(call_ours_unsafe, function, nargs, values, nulls);
 }
 
 Datum acquire_with(FunctionCallInfo fcinfo, Payload payload) {
@@ -65,7 +68,7 @@ Datum acquire_with(FunctionCallInfo fcinfo, Payload payload) {
   if (payload == Payload::Hash) {
     call.set(call_arg::kHash, arg(kPayload), false);
   } else {
-    const Datum args[2] = {arg(kPayload), pg::guarded([] { return PointerGetDatum(construct_empty_array(TEXTOID)); })};
+    const Datum args[2] = {arg(kPayload), PointerGetDatum(pg::call(construct_empty_array, Oid(TEXTOID)))};
     const bool nulls[2] = {false, false};
     call.set(call_arg::kHash, call_ours(payload == Payload::Jsonb ? idem_payload_hash_jsonb : idem_payload_hash_text, 2, args, nulls),
              false);

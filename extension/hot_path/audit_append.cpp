@@ -1,38 +1,43 @@
 // idem._audit as C: the audit INSERT through a kept plan. As an SQL function (with its pinned
-// search_path) it cost about 60 us a call, most of it setting up the function each time.
+// search_path) it would set the function up again at each call, most of what it costs.
 #include "extension/hot_path/audit_append.hpp"
+
+#include <string>
 
 #include "extension/boundary.hpp"
 
 namespace idem::hot {
 namespace {
 
-KeptPlan insert_audit{
-    "INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, generation, attempt,"
-    " mutation_type, outcome, handler_called, order_id, handler_response, local_status, error_message,"
-    " recovery_point, retry_count, attempted_at, completed_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
-    kAuditColumns,
-    {TEXTOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, TEXTOID, BOOLOID, TEXTOID, JSONBOID,
-     TEXTOID, TEXTOID, TEXTOID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID},
-    nullptr};
+const std::string kInsertAuditSql = statements::audit_insert();
 
-// idem._audit(...): called by the PL/pgSQL paths, as the owner.
+KeptPlan insert_audit{kInsertAuditSql.c_str(),
+                      kAuditColumns,
+                      {
+#define AUDIT_COLUMN(name, type) type,
+#include "core/statements/audit_columns.def"
+#undef AUDIT_COLUMN
+                      },
+                      nullptr};
+
+// idem._audit(...): called by the PL/pgSQL paths, as the owner; its arguments are the columns.
 Datum audit(FunctionCallInfo fcinfo) {
-  pg::guarded([&] {
-    Args row;
-    for (int i = 0; i < kAuditColumns; ++i) add_arg(fcinfo, i, row);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-    append_audit(row);
-    SPI_finish();
-  });
+  Args row;
+  for (int i = 0; i < kAuditColumns; ++i) row.add(arg_value(fcinfo, i));
+  spi_connect();
+  (void)execute(insert_audit, row, 0, SPI_OK_INSERT, "could not append the audit row");
+  spi_finish();
   PG_RETURN_VOID();
 }
 
 }  // namespace
 
-void append_audit(const Args& row) {
-  if (execute(insert_audit, row, 0) != SPI_OK_INSERT) elog(ERROR, "pg_idempotency: could not append the audit row");
+void append_audit(const AuditRow& row) {
+  Args args;
+#define AUDIT_COLUMN(name, type) args.add(row.name);
+#include "core/statements/audit_columns.def"
+#undef AUDIT_COLUMN
+  (void)execute(insert_audit, args, 0, SPI_OK_INSERT, "could not append the audit row");
 }
 
 }  // namespace idem::hot

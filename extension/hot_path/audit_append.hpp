@@ -1,16 +1,22 @@
 // The audit trail's one INSERT (idem.mutations), for the hot path and for idem._audit.
 #pragma once
 
+#include "core/statements/hot_statements.hpp"
 #include "extension/hot_path/kept_plan.hpp"
 
 namespace idem::hot {
 
-// One audit row, in idem._audit's argument order: tenant, scope digest, key, caller, resource,
-// generation, attempt, mutation type, outcome, handler_called, order id, handler response, local
-// status, error, recovery point, retry count, attempted at, completed at.
-constexpr int kAuditColumns = 18;
+// One audit row by column name (audit_columns.def); a column not set is NULL.
+struct AuditRow {
+#define AUDIT_COLUMN(name, type) Value name;
+#include "core/statements/audit_columns.def"
+#undef AUDIT_COLUMN
+};
 
-// Inside an open SPI connection and pg::guarded.
-void append_audit(const Args& row);
+constexpr int kAuditColumns = statements::kAuditColumns;
+static_assert(kAuditColumns <= kMaxPlanArgs, "the audit INSERT takes more parameters than a kept plan holds");
+
+// Inside an open SPI connection.
+void append_audit(const AuditRow& row);
 
 }  // namespace idem::hot

@@ -42,13 +42,11 @@ KeptPlan resolve{
 enum Returned { kClientKey = 1, kCallerId, kResource, kGeneration, kMutationType, kRecoveryPoint, kRetries, kAttemptedAt };
 
 Datum run_general(FunctionCallInfo fcinfo) {
-  pg::guarded([&] {
-    Args args;
-    for (int i = 0; i < kCompleteArgs; ++i) add_arg(fcinfo, i, args);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-    if (execute(general_complete, args, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: idem._complete_general failed");
-    SPI_finish();
-  });
+  Args args;
+  for (int i = 0; i < kCompleteArgs; ++i) args.add(arg_value(fcinfo, i));
+  spi_connect();
+  (void)execute(general_complete, args, 1, SPI_OK_SELECT, "idem._complete_general failed");
+  spi_finish();
   PG_RETURN_VOID();
 }
 
@@ -63,10 +61,10 @@ Datum complete(FunctionCallInfo fcinfo) {
   if (!gucs::fast_path || PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8)) return run_general(fcinfo);
   const int32 status = PG_GETARG_INT32(2);
   if (status < 100 || status > 599) return run_general(fcinfo);
-  const Inputs in = pg::guarded([&] {
-    return Inputs{PG_GETARG_TEXT_PP(0), PG_ARGISNULL(5) ? nullptr : PG_GETARG_TEXT_PP(5),
-                  PG_ARGISNULL(3) ? nullptr : PG_GETARG_JSONB_P(3)};
-  });
+  Inputs in{nullptr, nullptr, nullptr};
+  in.handle = pg::guarded([&] { return PG_GETARG_TEXT_PP(0); });
+  if (!PG_ARGISNULL(5)) in.order_id = pg::guarded([&] { return PG_GETARG_TEXT_PP(5); });
+  if (!PG_ARGISNULL(3)) in.headers = pg::guarded([&] { return PG_GETARG_JSONB_P(3); });
   if (in.order_id != nullptr && VARSIZE_ANY_EXHDR(in.order_id) > 256) return run_general(fcinfo);
   if (in.headers != nullptr && !JB_ROOT_IS_OBJECT(in.headers)) return run_general(fcinfo);
   const auto handle = keys::parse_handle(datum::view(in.handle));
@@ -79,45 +77,43 @@ Datum complete(FunctionCallInfo fcinfo) {
   const Datum tenant = datum::text_datum(handle->tenant);
   const Datum digest = datum::bytea_datum(handle->scope_digest);
 
-  const bool completed = pg::guarded([&] {
-    require_tenant(tenant);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-    if (!key_lock::try_take(lock)) {
-      SPI_finish();
-      return false;  // another transaction is writing the key: the general path waits, within bounds
-    }
-    const TimestampTz now = GetCurrentTimestamp();
-    Args update;
-    update.add(tenant).add(digest).add(Int32GetDatum(status));
-    for (int n = 3; n <= 7; ++n) add_arg(fcinfo, n, update);  // headers, body, order_id, handler_response, local_status
-    update.add(TimestampTzGetDatum(now)).add(Int64GetDatum(attempt)).add(datum::bytea_datum(secret_hash));
-    if (execute(resolve, update, 0) != SPI_OK_UPDATE_RETURNING) elog(ERROR, "pg_idempotency: could not resolve the key's record");
-    if (SPI_processed != 1) {
-      // Lost, purged, taken over or the wrong secret, and nothing written: the general path names which.
-      key_lock::give_back(lock);
-      SPI_finish();
-      return false;
-    }
-    HeapTuple row = SPI_tuptable->vals[0];
-    TupleDesc desc = SPI_tuptable->tupdesc;
-    Args audit;
-    audit.add(tenant).add(digest);
-    for (int column : {kClientKey, kCallerId, kResource, kGeneration}) add_column(row, desc, column, audit);
-    audit.add(Int64GetDatum(attempt));
-    add_column(row, desc, kMutationType, audit);
-    audit.add(CStringGetTextDatum("completed"));
-    audit.add(PG_GETARG_DATUM(8));  // handler_called
-    add_arg(fcinfo, 5, audit);      // order_id
-    add_arg(fcinfo, 6, audit);      // handler_response
-    add_arg(fcinfo, 7, audit);      // local_status
-    audit.add_null();               // error
-    for (int column : {kRecoveryPoint, kRetries, kAttemptedAt}) add_column(row, desc, column, audit);
-    audit.add(TimestampTzGetDatum(now));
-    append_audit(audit);
-    SPI_finish();
-    return true;
-  });
-  if (!completed) return run_general(fcinfo);
+  require_tenant(tenant);
+  spi_connect();
+  if (!key_lock::try_take(lock)) {
+    spi_finish();
+    return run_general(fcinfo);  // another transaction is writing the key: the general path waits, within bounds
+  }
+  const TimestampTz now = GetCurrentTimestamp();
+  Args update;
+  update.add(tenant).add(digest).add(Int32GetDatum(status));
+  for (int n = 3; n <= 7; ++n) update.add(arg_value(fcinfo, n));  // headers, body, order_id, handler_response, local_status
+  update.add(TimestampTzGetDatum(now)).add(Int64GetDatum(attempt)).add(datum::bytea_datum(secret_hash));
+  if (execute(resolve, update, 0, SPI_OK_UPDATE_RETURNING, "could not resolve the key's record") != 1) {
+    // Lost, purged, taken over or the wrong secret, and nothing written: the general path names which.
+    key_lock::give_back(lock);
+    spi_finish();
+    return run_general(fcinfo);
+  }
+  AuditRow audit;
+  audit.tenant_id = Value::of(tenant);
+  audit.scope_digest = Value::of(digest);
+  audit.client_key = column(kClientKey);
+  audit.caller_id = column(kCallerId);
+  audit.resource = column(kResource);
+  audit.generation = column(kGeneration);
+  audit.attempt = Value::of(Int64GetDatum(attempt));
+  audit.mutation_type = column(kMutationType);
+  audit.outcome = Value::of(datum::text_datum("completed"));
+  audit.handler_called = arg_value(fcinfo, 8);
+  audit.order_id = arg_value(fcinfo, 5);
+  audit.handler_response = arg_value(fcinfo, 6);
+  audit.local_status = arg_value(fcinfo, 7);
+  audit.recovery_point = column(kRecoveryPoint);
+  audit.retry_count = column(kRetries);
+  audit.attempted_at = column(kAttemptedAt);
+  audit.completed_at = Value::of(TimestampTzGetDatum(now));
+  append_audit(audit);
+  spi_finish();
   PG_RETURN_VOID();
 }
 

@@ -1,21 +1,41 @@
 #include "extension/hot_path/kept_plan.hpp"
 
 namespace idem::hot {
+namespace {
 
-// Called inside pg::guarded by the hot path: plain C, nothing here has a destructor.
-int execute(KeptPlan& plan, const Args& args, long max_rows) {
-  if (plan.plan == nullptr) {
-    SPIPlanPtr prepared = SPI_prepare(plan.sql, plan.nargs, plan.types);
-    if (prepared == nullptr) elog(ERROR, "pg_idempotency: could not prepare \"%s\": %s", plan.sql, SPI_result_code_string(SPI_result));
-    if (SPI_keepplan(prepared) != 0) elog(ERROR, "pg_idempotency: could not keep the plan of \"%s\"", plan.sql);
-    plan.plan = prepared;
-  }
-  if (args.n != plan.nargs) elog(ERROR, "pg_idempotency: %d arguments for \"%s\", which takes %d", args.n, plan.sql, plan.nargs);
-  return SPI_execute_plan(plan.plan, const_cast<Datum*>(args.values), args.nulls, false, max_rows);
+void connect_unsafe() {
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
 }
 
-Datum column(int column, bool* is_null) {
-  return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, column, is_null);
+// Plain C on plain data: called only through pg::call.
+uint64 execute_unsafe(KeptPlan* plan, const Args* args, long max_rows, int expected, const char* failure) {
+  if (plan->plan == nullptr) {
+    SPIPlanPtr prepared = SPI_prepare(plan->sql, plan->nargs, plan->types);
+    if (prepared == nullptr) elog(ERROR, "pg_idempotency: could not prepare \"%s\": %s", plan->sql, SPI_result_code_string(SPI_result));
+    if (SPI_keepplan(prepared) != 0) elog(ERROR, "pg_idempotency: could not keep the plan of \"%s\"", plan->sql);
+    plan->plan = prepared;
+  }
+  if (args->n != plan->nargs) elog(ERROR, "pg_idempotency: %d arguments for \"%s\", which takes %d", args->n, plan->sql, plan->nargs);
+  if (SPI_execute_plan(plan->plan, const_cast<Datum*>(args->values), args->nulls, false, max_rows) != expected) {
+    elog(ERROR, "pg_idempotency: %s", failure);
+  }
+  return SPI_processed;
+}
+
+}  // namespace
+
+void spi_connect() { pg::call(connect_unsafe); }
+
+void spi_finish() { (void)pg::call(SPI_finish); }
+
+uint64 execute(KeptPlan& plan, const Args& args, long max_rows, int expected, const char* failure) {
+  return pg::call(execute_unsafe, &plan, &args, max_rows, expected, failure);
+}
+
+Value column(int column, uint64 row) {
+  bool is_null = true;
+  const Datum d = pg::call(SPI_getbinval, SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column, &is_null);
+  return is_null ? Value{} : Value::of(d);
 }
 
 }  // namespace idem::hot

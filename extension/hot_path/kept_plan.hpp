@@ -1,8 +1,11 @@
 // Statements of the hot path, prepared once per backend and kept (as ri_triggers.c keeps its
 // plans): no SQL is parsed again per call, and the plan cache revalidates a kept plan after DDL
-// on what it reads. Every call runs inside pg::guarded (an elog becomes a pg::PgError).
+// on what it reads. Each PostgreSQL call here is one guard (an elog becomes a pg::PgError); the
+// arguments are gathered in C++ between them.
 #pragma once
 
+#include "core/statements/plan_args.hpp"
+#include "extension/pg/pg_error.hpp"
 #include "extension/pg/postgres.hpp"
 
 namespace idem::hot {
@@ -16,43 +19,39 @@ struct KeptPlan {
   SPIPlanPtr plan;  // nullptr until first use
 };
 
-// Values for one execution: nulls[i] is 'n' for SQL NULL, ' ' otherwise (SPI's convention).
-struct Args {
-  Datum values[kMaxPlanArgs];
-  char nulls[kMaxPlanArgs];
-  int n = 0;
-  Args& add(Datum value) {
-    values[n] = value;
-    nulls[n++] = ' ';
+// One argument or column value: SQL NULL unless set.
+struct Value {
+  Datum datum = 0;
+  bool null = true;
+  static Value of(Datum d) { return Value{d, false}; }
+};
+
+// Values for one execution (statements::PlanArgs: bounded, plain data).
+struct Args : statements::PlanArgs<Datum, kMaxPlanArgs> {
+  Args& add(Value v) {
+    PlanArgs::add(v.datum, v.null);
     return *this;
   }
-  Args& add_null() {
-    values[n] = 0;
-    nulls[n++] = 'n';
-    return *this;
-  }
+  Args& add(Datum value) { return add(Value::of(value)); }
+  Args& add_null() { return add(Value{}); }
 };
 
 // Argument n of the calling SQL function, NULL as NULL.
-inline void add_arg(FunctionCallInfo fcinfo, int n, Args& args) {
-  if (PG_ARGISNULL(n)) args.add_null();
-  else args.add(PG_GETARG_DATUM(n));
+inline Value arg_value(FunctionCallInfo fcinfo, int n) {
+  return PG_ARGISNULL(n) ? Value{} : Value::of(PG_GETARG_DATUM(n));
 }
 
-// Column `column` (1-based) of a result row, NULL as NULL.
-inline void add_column(HeapTuple row, TupleDesc desc, int column, Args& args) {
-  bool is_null = false;
-  const Datum v = SPI_getbinval(row, desc, column, &is_null);
-  if (is_null) args.add_null();
-  else args.add(v);
-}
+// SPI for the hot path, one guard each: the same failures as elog(ERROR) with the same text.
+void spi_connect();
+void spi_finish();
 
-// Runs `plan` (preparing and keeping it on first use) inside an open SPI connection; returns
-// SPI's result code. Not read-only, as PL/pgSQL runs a VOLATILE function's statements: each one
-// takes a new snapshot, so under READ COMMITTED it sees what the last writer committed.
-int execute(KeptPlan& plan, const Args& args, long max_rows);
+// Runs `plan` (preparing and keeping it on first use) inside an open SPI connection; raises
+// "pg_idempotency: <failure>" unless SPI answers `expected`; returns SPI_processed. Not
+// read-only, as PL/pgSQL runs a VOLATILE function's statements: each one takes a new snapshot,
+// so under READ COMMITTED it sees what the last writer committed.
+uint64 execute(KeptPlan& plan, const Args& args, long max_rows, int expected, const char* failure);
 
-// Column `column` (1-based) of the first result row; *is_null says SQL NULL.
-Datum column(int column, bool* is_null);
+// Column `column` (1-based) of result row `row` of the last execute, NULL as NULL.
+Value column(int column, uint64 row = 0);
 
 }  // namespace idem::hot

@@ -40,7 +40,7 @@ void learn_layout(Relation keys) {
 
 }  // namespace
 
-void read_record(Datum tenant_text, Datum digest_bytea, Record* out) {
+void read_record_unsafe(Datum tenant_text, Datum digest_bytea, Record* out) {
   if (layout.keys == InvalidOid) {
     const Oid ns = get_namespace_oid("idem", false);
     const Oid table = get_relname_relid("keys", ns);

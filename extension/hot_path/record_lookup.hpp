@@ -15,8 +15,8 @@ namespace field {
 enum RecordField {
   kStatus, kGeneration, kPayloadHash, kMutationType, kRecoveryPoint, kResponseStatus, kResponseHeaders,
   kResponseBody, kOrderId, kLeaseExpiresAt, kExpiresAt, kAttemptsInGeneration,
-  kPayloadPinned,  // since 0.3.5: read as NULL on an older schema
-  kKeyScope,       // since 0.3.6: read as NULL on an older schema
+  kPayloadPinned,  // read as NULL on a schema without the column
+  kKeyScope,       // read as NULL on a schema without the column
   kCount
 };
 }  // namespace field
@@ -28,11 +28,11 @@ struct Record {
   Datum value[field::kCount];
   bool null[field::kCount];
   TransactionId xmin;  // the row version's, as SQL's xmin shows it
-  bool has_key_scope;  // the schema has idem.keys.key_scope (0.3.6), found or not
+  bool has_key_scope;  // the schema has idem.keys.key_scope, found or not
 };
 
-// Inside pg::guarded: plain C, nothing with a destructor.
-void read_record(Datum tenant_text, Datum digest_bytea, Record* out);
+// Plain C, nothing with a destructor: called through pg::call.
+void read_record_unsafe(Datum tenant_text, Datum digest_bytea, Record* out);
 
 // At library load: forget the cached relation and column numbers when idem.keys changes.
 void register_record_invalidation();

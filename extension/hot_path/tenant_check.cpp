@@ -12,13 +12,12 @@ KeptPlan require_bound_tenant{"SELECT idem._require_tenant($1)", 1, {TEXTOID}, n
 }  // namespace
 
 void require_tenant(Datum tenant_text) {
-  if (!bindings::any(bindings::Table::Tenant)) return;  // the common case: no SPI at all
+  if (!pg::call(bindings::any, bindings::Table::Tenant)) return;  // the common case: no SPI at all
   Args tenant;
   tenant.add(tenant_text);
-  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-  if (execute(require_bound_tenant, tenant, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not check the tenant binding");
-  SPI_finish();
+  spi_connect();
+  (void)execute(require_bound_tenant, tenant, 1, SPI_OK_SELECT, "could not check the tenant binding");
+  spi_finish();
 }
 
 }  // namespace idem::hot
-

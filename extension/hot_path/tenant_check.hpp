@@ -8,7 +8,8 @@
 
 namespace idem::hot {
 
-// Inside pg::guarded, with or without an open SPI connection; raises ERR_TENANT_FORBIDDEN.
+// C++ frames may be live (each PostgreSQL call is guarded), with or without an open SPI
+// connection; raises ERR_TENANT_FORBIDDEN (as a pg::PgError).
 void require_tenant(Datum tenant_text);
 
 }  // namespace idem::hot

@@ -7,7 +7,8 @@
 
 namespace idem::pg {
 
-// PostgreSQL only (call it guarded): body() holds plain data and PostgreSQL calls, nothing more.
+// body() may throw (a guarded call's PgError, our Error): the user is then restored by the
+// (sub)transaction's abort, as after an elog, since every error ends at the boundary's ereport.
 template <typename Body>
 void as_user(Oid role, Body body) {
   Oid saved_user;

@@ -7,8 +7,8 @@
 namespace idem::transitions {
 namespace {
 
-// PostgreSQL only: the row as jsonb, copied out of SPI's memory.
-Datum row_as_jsonb(HeapTuple tuple, TupleDesc desc) {
+// The row as jsonb, copied out of SPI's memory. Plain C: called through pg::call.
+Datum row_as_jsonb_unsafe(HeapTuple tuple, TupleDesc desc) {
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   Oid type = desc->tdtypeid;
   Datum value = heap_copy_tuple_as_datum(tuple, desc);
@@ -25,7 +25,8 @@ Datum row_as_jsonb(HeapTuple tuple, TupleDesc desc) {
 }  // namespace
 
 bool guard_holds(const EdgeCheck& edge, HeapTuple row, TupleDesc desc) {
-  return pg::guarded([&] { return machines::guard_holds(edge.guard_oid, row_as_jsonb(row, desc)); });
+  const Datum row_jsonb = pg::call(row_as_jsonb_unsafe, row, desc);
+  return pg::call(machines::guard_holds, edge.guard_oid, row_jsonb);
 }
 
 EdgeCheck check_edge(const char* machine, const char* from, const char* to) {

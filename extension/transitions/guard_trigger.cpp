@@ -78,7 +78,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   // Where roles are bound to tenants, a guard that does not fire when the tenant or key column
   // changes would let a bound role re-label a row unseen, then move it as its own.
   if (is_update && (!transitions::fires_on(trigger, tenant_col) || (key_col && !transitions::fires_on(trigger, key_col)))) {
-    if (pg::guarded([] { return bindings::any(bindings::Table::Tenant); })) {
+    if (pg::call(bindings::any, bindings::Table::Tenant)) {
       throw Error(ErrorCode::ArgumentInvalid,
                   std::string("idem.enforce_transitions on ") + reg.table_name +
                       ": with tenant bindings, the trigger must also fire on updates of the tenant and key columns",
@@ -111,7 +111,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   }
   if (refusal.empty()) return PointerGetDatum(row);  // the AFTER trigger logs it once it is written
   entry.outcome = "skipped";
-  pg::guarded([&] { transitions::append_log(entry, owner); });
+  pg::call(transitions::append_log, entry, owner);
   return PointerGetDatum(nullptr);
 }
 
@@ -119,7 +119,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
 Datum machines_changed(FunctionCallInfo fcinfo) {
   if (!CALLED_AS_TRIGGER(fcinfo)) throw Error(ErrorCode::ArgumentInvalid, "idem._machines_changed() must be called as a trigger");
   const Oid relid = RelationGetRelid(reinterpret_cast<TriggerData*>(fcinfo->context)->tg_relation);
-  pg::guarded([&] { CacheInvalidateRelcacheByRelid(relid); });
+  pg::call(CacheInvalidateRelcacheByRelid, relid);
   return PointerGetDatum(nullptr);
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "extension/boundary.hpp"
+#include "extension/datum_convert.hpp"
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/machine_cache.hpp"
 #include "extension/pg/as_user.hpp"
@@ -22,13 +23,13 @@ int column_number(TupleDesc desc, const char* name, const char* what) {
   return attnum;
 }
 
-// Plain syscache reads; the function is ours when it is idem.<name>.
-bool is_idem_function(Oid function, const char* name) {
-  return pg::guarded([&] {
-    const char* fname = get_func_name(function);
-    return fname != nullptr && std::strcmp(fname, name) == 0 && get_func_namespace(function) == get_namespace_oid("idem", true);
-  });
+// Plain syscache reads; the function is ours when it is idem.<name>. Plain C: called through pg::call.
+bool is_idem_function_unsafe(Oid function, const char* name) {
+  const char* fname = get_func_name(function);
+  return fname != nullptr && strcmp(fname, name) == 0 && get_func_namespace(function) == get_namespace_oid("idem", true);
 }
+
+bool is_idem_function(Oid function, const char* name) { return pg::call(is_idem_function_unsafe, function, name); }
 
 // Whether the trigger fires in this session: ENABLE REPLICA / ALWAYS against
 // session_replication_role, as PostgreSQL decides it.
@@ -63,13 +64,13 @@ bool fires_on(const Trigger* trigger, int attnum) {
 }
 
 const char* column_value(HeapTuple tuple, TupleDesc desc, int attnum) {
-  return pg::guarded([&] { return SPI_getvalue(tuple, desc, attnum); });
+  return pg::call(SPI_getvalue, tuple, desc, attnum);
 }
 
 GuardedTable resolve(TriggerData* td, const char* status_arg) {
   GuardedTable table{};
   table.owner = machines::log_owner();
-  pg::guarded([&] { machines::read_registration(td->tg_relation, status_arg, table.owner, &table.reg); });
+  pg::call(machines::read_registration, td->tg_relation, status_arg, table.owner, &table.reg);
   const machines::TableRegistration& reg = table.reg;
   if (reg.schema_outdated) {
     throw Error(ErrorCode::MachineTableUnregistered,
@@ -117,14 +118,12 @@ void require_row_tenants(const TriggerData* td, const GuardedTable& table, const
                 std::string("idem.enforce_transitions on ") + table.reg.table_name + ": tenant column " + table.reg.tenant_column + " is NULL",
                 "Every row of a guarded table names its tenant.");
   }
-  pg::guarded([&] {
-    pg::as_user(table.owner, [&] {
-      hot::require_tenant(CStringGetTextDatum(tenant));
-      if (TRIGGER_FIRED_BY_UPDATE(td->tg_event)) {
-        const char* old_tenant = SPI_getvalue(td->tg_trigtuple, td->tg_relation->rd_att, table.tenant_col);
-        if (old_tenant != nullptr) hot::require_tenant(CStringGetTextDatum(old_tenant));
-      }
-    });
+  pg::as_user(table.owner, [&] {
+    hot::require_tenant(datum::text_datum(tenant));
+    if (TRIGGER_FIRED_BY_UPDATE(td->tg_event)) {
+      const char* old_tenant = pg::call(SPI_getvalue, td->tg_trigtuple, td->tg_relation->rd_att, table.tenant_col);
+      if (old_tenant != nullptr) hot::require_tenant(datum::text_datum(old_tenant));
+    }
   });
 }
 

@@ -1,0 +1,85 @@
+#include "core/statements/hot_statements.hpp"
+
+#include <stdexcept>
+
+namespace idem::statements {
+namespace {
+
+constexpr const char* kAuditColumnNames[] = {
+#define AUDIT_COLUMN(name, type) #name,
+#include "core/statements/audit_columns.def"
+#undef AUDIT_COLUMN
+};
+
+constexpr const char* kRecordParamNames[] = {
+#define RECORD_PARAM(name, type) #name,
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+};
+
+constexpr const char* kRecordColumns[] = {
+#define RECORD_COLUMN(column, expression) #column,
+#include "core/statements/record_columns.def"
+#undef RECORD_COLUMN
+};
+
+constexpr const char* kRecordValues[] = {
+#define RECORD_COLUMN(column, expression) expression,
+#include "core/statements/record_columns.def"
+#undef RECORD_COLUMN
+};
+
+constexpr int kRecordColumnCount = sizeof kRecordColumns / sizeof kRecordColumns[0];
+
+}  // namespace
+
+std::string joined(const char* const* names, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out.append(i == 0 ? "" : ", ").append(names[i]);
+  return out;
+}
+
+std::string placeholders(int n) {
+  std::string out;
+  for (int i = 1; i <= n; ++i) out.append(i == 1 ? "$" : ", $").append(std::to_string(i));
+  return out;
+}
+
+std::string with_params(std::string_view text, const char* const* params, int n) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') {
+      out.push_back(text[i]);
+      continue;
+    }
+    const std::size_t end = text.find('}', i);
+    if (end == std::string_view::npos) throw std::logic_error("unclosed statement parameter at " + std::string(text.substr(i)));
+    const std::string_view name = text.substr(i + 1, end - i - 1);
+    int k = 0;
+    while (k < n && name != params[k]) ++k;
+    if (k == n) throw std::logic_error("unknown statement parameter {" + std::string(name) + "}");
+    out.append("$").append(std::to_string(k + 1));
+    i = end;
+  }
+  return out;
+}
+
+std::string audit_insert() {
+  return "INSERT INTO idem.mutations (" + joined(kAuditColumnNames, kAuditColumns) + ") VALUES (" + placeholders(kAuditColumns) + ")";
+}
+
+std::string record_insert(bool key_scope) {
+  const std::string values = joined(kRecordValues, kRecordColumnCount);
+  std::string text = "INSERT INTO idem.keys AS k (" + joined(kRecordColumns, kRecordColumnCount) + ")";
+  if (key_scope) {
+    text += " SELECT " + values +
+            " WHERE NOT ({key_scope_tenant} AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = {tenant_id} COLLATE \"C\""
+            " AND o.client_key = {client_key} COLLATE \"C\" AND o.key_scope = 'tenant'))";
+  } else {
+    text += " VALUES (" + values + ")";
+  }
+  text += " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at";
+  return with_params(text, kRecordParamNames, key_scope ? kRecordParams : kRecordParams - 1);
+}
+
+}  // namespace idem::statements

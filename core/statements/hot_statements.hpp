@@ -1,0 +1,41 @@
+// The text of the hot path's generated statements, from the column lists beside this file
+// (audit_columns.def, record_params.def, record_columns.def), so that a statement, its
+// parameter types and the struct that fills it come from one list. Pure C++.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace idem::statements {
+
+constexpr int kAuditColumns = 0
+#define AUDIT_COLUMN(name, type) +1
+#include "core/statements/audit_columns.def"
+#undef AUDIT_COLUMN
+    ;
+
+constexpr int kRecordParams = 0
+#define RECORD_PARAM(name, type) +1
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+    ;
+
+// INSERT INTO idem.mutations (<the columns>) VALUES ($1, ..., $n).
+std::string audit_insert();
+
+// The INSERT of a new key's record, RETURNING attempt, generation, lease_expires_at. With
+// key_scope, it inserts nothing while another record owns the key under the key scope tenant
+// and takes all kRecordParams; without (a schema before idem.keys.key_scope), all but the last.
+std::string record_insert(bool key_scope);
+
+// "a, b, c" of n names.
+std::string joined(const char* const* names, int n);
+
+// "$1, $2, ..., $n".
+std::string placeholders(int n);
+
+// `text` with each {name} replaced by $k, k the 1-based position of name in `params`; an unknown
+// or unclosed name is a bug in a .def file: std::logic_error.
+std::string with_params(std::string_view text, const char* const* params, int n);
+
+}  // namespace idem::statements

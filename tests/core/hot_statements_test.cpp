@@ -1,0 +1,91 @@
+// The hot path's statements generated from their column lists (core/statements/*.def) are, to
+// the byte, the statements they replaced, and a broken list fails loudly.
+#include "core/statements/hot_statements.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "core/statements/plan_args.hpp"
+
+#include <stdexcept>
+
+namespace idem::statements {
+namespace {
+
+TEST(HotStatements, AuditInsertIsTheEighteenColumnInsert) {
+  EXPECT_EQ(kAuditColumns, 18);
+  EXPECT_EQ(audit_insert(),
+            "INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, generation, attempt,"
+            " mutation_type, outcome, handler_called, order_id, handler_response, local_status, error_message,"
+            " recovery_point, retry_count, attempted_at, completed_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)");
+}
+
+TEST(HotStatements, RecordInsertUnderKeyScopeIsTheTwelveParameterInsert) {
+  EXPECT_EQ(kRecordParams, 12);
+  EXPECT_EQ(record_insert(true),
+            "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
+            " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
+            " attempted_at, attempts_in_generation, lease_secret_hash)"
+            " SELECT $1, $2, 'in_progress', nextval('idem.fencing_token_seq'),"
+            " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
+            " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11"
+            " WHERE NOT ($12 AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = $1 COLLATE \"C\""
+            " AND o.client_key = $6 COLLATE \"C\" AND o.key_scope = 'tenant'))"
+            " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at");
+}
+
+TEST(HotStatements, RecordInsertBeforeKeyScopeIsTheElevenParameterInsert) {
+  EXPECT_EQ(record_insert(false),
+            "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
+            " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
+            " attempted_at, attempts_in_generation, lease_secret_hash)"
+            " VALUES ($1, $2, 'in_progress', nextval('idem.fencing_token_seq'),"
+            " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
+            " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11)"
+            " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at");
+}
+
+TEST(HotStatements, PiecesJoinAndNumber) {
+  const char* const names[] = {"a", "b", "c"};
+  EXPECT_EQ(joined(names, 3), "a, b, c");
+  EXPECT_EQ(joined(names, 0), "");
+  EXPECT_EQ(placeholders(3), "$1, $2, $3");
+  EXPECT_EQ(placeholders(0), "");
+  EXPECT_EQ(with_params("{c} + {a} = 'x'", names, 3), "$3 + $1 = 'x'");
+}
+
+TEST(HotStatements, AParameterNotInTheListIsABug) {
+  const char* const names[] = {"a", "b"};
+  EXPECT_THROW(with_params("{a} + {z}", names, 2), std::logic_error);
+  EXPECT_THROW(with_params("{b}", names, 1), std::logic_error);  // beyond the count given
+  EXPECT_THROW(with_params("{a", names, 2), std::logic_error);
+}
+
+TEST(PlanArgs, KeepsEachValueAndNullInOrder) {
+  PlanArgs<std::uintptr_t, 3> args;
+  args.add(7, false).add(9, true).add(11, false);
+  EXPECT_EQ(args.n, 3);
+  EXPECT_EQ(args.values[0], 7u);
+  EXPECT_EQ(args.values[1], 0u);  // a NULL's value is never read, and is zero
+  EXPECT_EQ(args.values[2], 11u);
+  EXPECT_EQ(std::string(args.nulls, 3), " n ");
+}
+
+TEST(PlanArgs, OneMoreThanTheCapacityIsRefusedAndWritesNothing) {
+  PlanArgs<std::uintptr_t, 2> args;
+  args.add(1, false).add(2, false);
+  try {
+    args.add(3, false);
+    FAIL() << "a third argument was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal);
+    EXPECT_STREQ(e.what(), "ERR_INTERNAL: a prepared statement takes at most 2 arguments: one more was added");
+  }
+  EXPECT_EQ(args.n, 2);
+  EXPECT_EQ(args.values[1], 2u);
+}
+
+}  // namespace
+}  // namespace idem::statements
