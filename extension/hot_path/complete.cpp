@@ -4,6 +4,7 @@
 // reference, which waits where it must and names the refusal, so each rule and each message
 // stays in one place. The fast path hands over holding nothing it took and having written nothing.
 #include "core/keys/handle.hpp"
+#include "core/protocol/fast_path.hpp"
 #include "extension/boundary.hpp"
 #include "extension/gucs.hpp"
 #include "extension/datum_convert.hpp"
@@ -50,25 +51,23 @@ Datum run_general(FunctionCallInfo fcinfo) {
   PG_RETURN_VOID();
 }
 
-// What the general path would refuse or must decide: the fast path does not look further.
-struct Inputs {
-  text* handle;
-  text* order_id;  // nullptr for NULL
-  Jsonb* headers;  // nullptr for NULL
-};
-
 Datum complete(FunctionCallInfo fcinfo) {
-  if (!gucs::fast_path || PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8)) return run_general(fcinfo);
-  const int32 status = PG_GETARG_INT32(2);
-  if (status < 100 || status > 599) return run_general(fcinfo);
-  Inputs in{nullptr, nullptr, nullptr};
-  in.handle = pg::guarded([&] { return PG_GETARG_TEXT_PP(0); });
-  if (!PG_ARGISNULL(5)) in.order_id = pg::guarded([&] { return PG_GETARG_TEXT_PP(5); });
-  if (!PG_ARGISNULL(3)) in.headers = pg::guarded([&] { return PG_GETARG_JSONB_P(3); });
-  if (in.order_id != nullptr && VARSIZE_ANY_EXHDR(in.order_id) > 256) return run_general(fcinfo);
-  if (in.headers != nullptr && !JB_ROOT_IS_OBJECT(in.headers)) return run_general(fcinfo);
-  const auto handle = keys::parse_handle(datum::view(in.handle));
-  if (!handle || handle->lease_secret.empty()) return run_general(fcinfo);
+  // Which calls this path tries is core's predicate (protocol::fast_path_completes): every refusal
+  // is the general path's to name.
+  protocol::CompleteCall call;
+  call.enabled = gucs::fast_path;
+  call.required_present = !(PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8));
+  if (!call.enabled || !call.required_present) return run_general(fcinfo);
+  call.status = PG_GETARG_INT32(2);
+  text* const handle_text = pg::guarded([&] { return PG_GETARG_TEXT_PP(0); });
+  text* const order_id = PG_ARGISNULL(5) ? nullptr : pg::guarded([&] { return PG_GETARG_TEXT_PP(5); });
+  Jsonb* const headers = PG_ARGISNULL(3) ? nullptr : pg::guarded([&] { return PG_GETARG_JSONB_P(3); });
+  call.order_id_bytes = order_id == nullptr ? 0 : static_cast<int>(VARSIZE_ANY_EXHDR(order_id));
+  call.headers_object = headers == nullptr || JB_ROOT_IS_OBJECT(headers);
+  const auto handle = keys::parse_handle(datum::view(handle_text));
+  call.handle_has_secret = handle && !handle->lease_secret.empty();
+  if (!protocol::fast_path_completes(call)) return run_general(fcinfo);
+  const int32 status = call.status;
 
   require_durable_store_now();
   const int64 attempt = PG_GETARG_INT64(1);
@@ -79,18 +78,17 @@ Datum complete(FunctionCallInfo fcinfo) {
 
   require_tenant(tenant);
   spi_connect();
-  if (!key_lock::try_take(lock)) {
-    spi_finish();
-    return run_general(fcinfo);  // another transaction is writing the key: the general path waits, within bounds
-  }
   const TimestampTz now = GetCurrentTimestamp();
   Args update;
   update.add(tenant).add(digest).add(Int32GetDatum(status));
   for (int n = 3; n <= 7; ++n) update.add(arg_value(fcinfo, n));  // headers, body, order_id, handler_response, local_status
   update.add(TimestampTzGetDatum(now)).add(Int64GetDatum(attempt)).add(datum::bytea_datum(secret_hash));
-  if (execute(resolve, update, 0, SPI_OK_UPDATE_RETURNING, "could not resolve the key's record") != 1) {
-    // Lost, purged, taken over or the wrong secret, and nothing written: the general path names which.
-    key_lock::give_back(lock);
+  // Another transaction writing the key (the general path waits, within bounds), or no row: lost,
+  // purged, taken over or the wrong secret. Either way nothing was written: the general path names which.
+  const bool locked = key_lock::try_take(lock);
+  const long resolved = locked ? static_cast<long>(execute(resolve, update, 0, SPI_OK_UPDATE_RETURNING, "could not resolve the key's record")) : 0;
+  if (!protocol::fast_path_resolved(locked, resolved)) {
+    if (locked) key_lock::give_back(lock);
     spi_finish();
     return run_general(fcinfo);
   }

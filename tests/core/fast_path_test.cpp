@@ -51,5 +51,45 @@ TEST(FastPath, AnswersOnlyDecisionsThatWriteNothingAndNeverWaits) {
   EXPECT_EQ(answered, 8 + 8 + 7);  // replay, mismatch: always; busy: all but the one that waits
 }
 
+// complete: every refusal the general path names stays with it; a plain call is tried.
+TEST(FastPathComplete, TriesOnlyACallTheGeneralPathWouldAccept) {
+  CompleteCall plain;
+  plain.required_present = true;
+  plain.status = 201;
+  plain.order_id_bytes = 12;
+  plain.handle_has_secret = true;
+  EXPECT_TRUE(fast_path_completes(plain));
+
+  int tried = 0;
+  for (int bits = 0; bits < 16; ++bits) {
+    CompleteCall call = plain;
+    call.enabled = bits & 1;
+    call.required_present = bits & 2;
+    call.headers_object = bits & 4;
+    call.handle_has_secret = bits & 8;
+    tried += fast_path_completes(call);
+  }
+  EXPECT_EQ(tried, 1);  // only with all four true
+
+  for (int status : {0, 99, 100, 599, 600, -1}) {
+    CompleteCall call = plain;
+    call.status = status;
+    EXPECT_EQ(fast_path_completes(call), status == 100 || status == 599) << status;
+  }
+  for (int bytes : {0, 256, 257}) {
+    CompleteCall call = plain;
+    call.order_id_bytes = bytes;
+    EXPECT_EQ(fast_path_completes(call), bytes <= kMaxOrderIdBytes) << bytes;
+  }
+}
+
+TEST(FastPathComplete, KeepsTheCallOnlyWithTheLockAndTheHoldersOneRow) {
+  EXPECT_TRUE(fast_path_resolved(true, 1));
+  EXPECT_FALSE(fast_path_resolved(false, 1));
+  EXPECT_FALSE(fast_path_resolved(true, 0));
+  EXPECT_FALSE(fast_path_resolved(false, 0));
+  EXPECT_FALSE(fast_path_resolved(true, 2));
+}
+
 }  // namespace
 }  // namespace idem::protocol
