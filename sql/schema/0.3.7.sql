@@ -25,5 +25,8 @@ SELECT pg_catalog.pg_extension_config_dump('idem.machine_transitions',
 -- Bindings name their role as regrole, so pg_dump writes the role's name and a restore into
 -- another cluster (where the role has another OID) binds the same role, or fails on a role that
 -- does not exist there, instead of binding whichever role holds the old OID.
+-- The rewrite locks both tables exclusively, and every bound call reads them: behind a long
+-- transaction the update would queue all traffic behind it, so it gives up instead (retry it).
+SET LOCAL lock_timeout = '3s';
 ALTER TABLE idem.tenant_bindings ALTER COLUMN role_oid TYPE regrole;
 ALTER TABLE idem.consumer_bindings ALTER COLUMN role_oid TYPE regrole;
