@@ -39,7 +39,7 @@ std::string joined(const char* const* names, int n) {
   return out;
 }
 
-std::string placeholders(int n) {
+std::string parameter_list(int n) {
   std::string out;
   for (int i = 1; i <= n; ++i) out.append(i == 1 ? "$" : ", $").append(std::to_string(i));
   return out;
@@ -65,7 +65,7 @@ std::string with_params(std::string_view text, const char* const* params, int n)
 }
 
 std::string audit_insert() {
-  return "INSERT INTO idem.mutations (" + joined(kAuditColumnNames, kAuditColumns) + ") VALUES (" + placeholders(kAuditColumns) + ")";
+  return "INSERT INTO idem.mutations (" + joined(kAuditColumnNames, kAuditColumns) + ") VALUES (" + parameter_list(kAuditColumns) + ")";
 }
 
 std::string record_insert(bool key_scope) {

@@ -32,7 +32,7 @@ std::string record_insert(bool key_scope);
 std::string joined(const char* const* names, int n);
 
 // "$1, $2, ..., $n".
-std::string placeholders(int n);
+std::string parameter_list(int n);
 
 // `text` with each {name} replaced by $k, k the 1-based position of name in `params`; an unknown
 // or unclosed name is a bug in a .def file: std::logic_error.

@@ -51,8 +51,8 @@ TEST(HotStatements, PiecesJoinAndNumber) {
   const char* const names[] = {"a", "b", "c"};
   EXPECT_EQ(joined(names, 3), "a, b, c");
   EXPECT_EQ(joined(names, 0), "");
-  EXPECT_EQ(placeholders(3), "$1, $2, $3");
-  EXPECT_EQ(placeholders(0), "");
+  EXPECT_EQ(parameter_list(3), "$1, $2, $3");
+  EXPECT_EQ(parameter_list(0), "");
   EXPECT_EQ(with_params("{c} + {a} = 'x'", names, 3), "$3 + $1 = 'x'");
 }
 
