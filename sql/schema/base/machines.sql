@@ -1,4 +1,4 @@
--- The built-in state machines (order, refund).
+-- The built-in state machines (order, payment).
 
 INSERT INTO idem.machine_states (machine, state, description) VALUES ('order', 'created', 'just placed at the merchant');
 INSERT INTO idem.machine_states (machine, state, description) VALUES ('order', 'confirmed', 'the merchant confirmed receipt');
