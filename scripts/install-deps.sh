@@ -14,6 +14,10 @@ PACKAGES=(
   nodejs                     # reference ECMAScript number formatting in the conformance test
   procps iproute2            # pgrep/ps and ss, which the scripts use; minimal images lack them
 )
+# `install-deps.sh citus`: also what building Citus from ../shared/vendor needs (scripts/citus.sh).
+if [ "${1:-}" = citus ]; then
+  PACKAGES+=(libkrb5-dev liblz4-dev libzstd-dev libreadline-dev libselinux1-dev libxslt1-dev libpam0g-dev zlib1g-dev)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
