@@ -42,6 +42,8 @@ constexpr ErrorInfo kErrors[] = {
     {ErrorCode::ConsumerForbidden, "ERR_CONSUMER_FORBIDDEN", "IK025"},
     {ErrorCode::MachineTableUnregistered, "ERR_MACHINE_TABLE_UNREGISTERED", "IK026"},
     {ErrorCode::KeyReused, "ERR_IDEMPOTENCY_KEY_REUSED", "IK027"},
+    {ErrorCode::CitusMissing, "ERR_CITUS_MISSING", "IK028"},
+    {ErrorCode::TenantNotLocal, "ERR_TENANT_NOT_LOCAL", "IK029"},  // also raised by extension/citus/citus_mode.cpp
     {ErrorCode::Internal, "ERR_INTERNAL", "XX000"},
     {ErrorCode::OutOfMemory, "ERR_OUT_OF_MEMORY", "53200"},
 };

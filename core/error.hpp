@@ -39,6 +39,8 @@ enum class ErrorCode {
   ConsumerForbidden,         // ERR_CONSUMER_FORBIDDEN (a role bound to other outbox consumers)
   MachineTableUnregistered,  // ERR_MACHINE_TABLE_UNREGISTERED (enforce_transitions on a table no operator registered)
   KeyReused,                 // ERR_IDEMPOTENCY_KEY_REUSED (the tenant's key first used by another caller or route)
+  CitusMissing,              // ERR_CITUS_MISSING (idem.citus_distribute without Citus in the database)
+  TenantNotLocal,            // ERR_TENANT_NOT_LOCAL (on Citus: the tenant's shard is on another node)
   Internal,            // ERR_INTERNAL (a bug: a C++ exception we did not expect)
   OutOfMemory,         // ERR_OUT_OF_MEMORY
 };

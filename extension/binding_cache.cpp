@@ -3,6 +3,7 @@
 #include "extension/binding_cache.hpp"
 
 #include "extension/boundary.hpp"
+#include "extension/citus/citus_mode.hpp"
 #include "extension/pg/pg_error.hpp"
 
 namespace idem::bindings {
@@ -56,7 +57,7 @@ Datum bindings_changed(FunctionCallInfo fcinfo) {
 }
 
 Datum consumer_bindings_exist(FunctionCallInfo fcinfo) {
-  PG_RETURN_BOOL(pg::call(any, Table::Consumer));
+  PG_RETURN_BOOL(may_be_bound(Table::Consumer));
 }
 
 }  // namespace
@@ -67,7 +68,9 @@ bool any(Table table) {
   return c.state == State::Some;
 }
 
-void register_invalidation() { CacheRegisterRelcacheCallback(forget, 0); }
+bool may_be_bound(Table table) { return citus::distributed() || pg::call(any, table); }
+
+void forget_relation(Oid relid) { forget(0, relid); }
 
 }  // namespace idem::bindings
 

@@ -14,7 +14,13 @@ enum class Table { Tenant, Consumer };  // idem.tenant_bindings, idem.consumer_b
 // snapshot on first use after an invalidation, then cached.
 bool any(Table table);
 
-// At library load: forget the cached answers when a bindings table changes.
-void register_invalidation();
+// Whether a bound role's check must run: some binding exists, or the database runs on Citus,
+// where this node's copy of the table is an empty shell (the bindings are a reference table that
+// only SQL reads). Calls PostgreSQL through its own guards.
+bool may_be_bound(Table table);
+
+// On a relcache invalidation of relid (InvalidOid: all): forget the cached answers when it is a
+// bindings table.
+void forget_relation(Oid relid);
 
 }  // namespace idem::bindings

@@ -77,7 +77,14 @@ void read_tables_unsafe(RawRows* states, RawRows* transitions) {
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
   PushActiveSnapshot(GetLatestSnapshot());
   *states = fetch("SELECT machine, state FROM idem.machine_states", 2, false);
-  *transitions = fetch("SELECT machine, from_state, to_state, guard::oid, guard_name FROM idem.machine_transitions", 3, true);
+  // A guard is its function's signature (0.4.0; a regprocedure before), resolved on this node,
+  // where the function has its own OID. One that does not resolve fails closed: OID 1 names no
+  // function, so guard_holds refuses every transition through it.
+  *transitions = fetch(
+      "SELECT machine, from_state, to_state,"
+      " CASE WHEN guard IS NOT NULL THEN coalesce(pg_catalog.to_regprocedure(guard::text)::oid, 1::oid) END, guard_name"
+      " FROM idem.machine_transitions",
+      3, true);
   PopActiveSnapshot();
   SPI_finish();
   SetUserIdAndSecContext(saved_user, saved_context);
@@ -154,6 +161,6 @@ bool guard_holds(Oid guard, Datum row) {
   return !call->isnull && DatumGetBool(result);
 }
 
-void register_invalidation() { CacheRegisterRelcacheCallback(invalidate, 0); }
+void forget_relation(Oid relid) { invalidate(0, relid); }
 
 }  // namespace idem::machines

@@ -24,7 +24,8 @@ Oid log_owner();
 // (raised as a PostgreSQL error with our SQLSTATE). It runs as the role that asked.
 bool guard_holds(Oid guard, Datum row);
 
-// Registered once in _PG_init.
-void register_invalidation();
+// On a relcache invalidation of relid (InvalidOid: all): forget the machines when it is one of
+// their tables.
+void forget_relation(Oid relid);
 
 }  // namespace idem::machines

@@ -1,6 +1,8 @@
 // The shared library's entry points: the module magic and _PG_init.
 #include "core/interrupts.hpp"
 #include "extension/binding_cache.hpp"
+#include "extension/citus/citus_mode.hpp"
+#include "extension/citus/null_tenant_guard.hpp"
 #include "extension/gucs.hpp"
 #include "extension/hot_path/record_lookup.hpp"
 #include "extension/machine_cache.hpp"
@@ -24,6 +26,14 @@ void poll_backend_interrupts() {
   idem::pg::call(ProcessInterrupts);
 }
 
+// A relation's cached facts are stale (InvalidOid: every relation's).
+void forget_cached_relation(Datum, Oid relid) {
+  idem::machines::forget_relation(relid);
+  idem::bindings::forget_relation(relid);
+  idem::hot::forget_record_layout(relid);
+  idem::citus::forget_relation(relid);
+}
+
 }  // namespace
 
 // Runs once per backend when the library is first loaded (by CREATE EXTENSION or any call).
@@ -34,7 +44,8 @@ void _PG_init(void) {
   RegisterXactCallback(idem::sequence_outbox_at_commit, nullptr);
   RegisterSubXactCallback(idem::reset_audit_purge_on_abort, nullptr);
   idem::set_interrupt_poll(poll_backend_interrupts);
-  idem::machines::register_invalidation();
-  idem::bindings::register_invalidation();
-  idem::hot::register_record_invalidation();
+  // One relcache callback for every cache of ours: PostgreSQL has ten slots for the whole
+  // backend, and Citus alone takes several.
+  CacheRegisterRelcacheCallback(forget_cached_relation, 0);
+  idem::citus::install_null_tenant_guard();
 }

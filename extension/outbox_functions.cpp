@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/keys/key_validation.hpp"
 #include "extension/boundary.hpp"
+#include "extension/citus/citus_mode.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
 #include "extension/outbox_functions.hpp"
@@ -175,10 +176,12 @@ void sequence_groups(bool notify) {
 
 // The newest version of (tenant, consumer, topic)'s state under the latest snapshot, 0 when none.
 // Plain C: called through pg::call.
-int64 newest_state_unsafe(text* tenant, text* consumer, text* topic) {
+// On Citus (citus_mode.hpp) the table here is a shell: the tenant's local shard is read.
+int64 newest_state_unsafe(text* tenant, text* consumer, text* topic, bool on_citus) {
   const Oid ns = get_namespace_oid("idem", false);
-  const Oid rel_oid = get_relname_relid("outbox_cursor_states", ns);
-  const Oid index_oid = get_relname_relid("outbox_cursor_states_pkey", ns);
+  Oid rel_oid = get_relname_relid("outbox_cursor_states", ns);
+  Oid index_oid = get_relname_relid("outbox_cursor_states_pkey", ns);
+  if (on_citus) citus::local_shard_unsafe("outbox_cursor_states", "outbox_cursor_states_pkey", tenant, &rel_oid, &index_oid);
   Relation rel = table_open(rel_oid, AccessShareLock);
   Relation index = index_open(index_oid, AccessShareLock);
   ScanKeyData keys[3];
@@ -210,7 +213,7 @@ Datum outbox_newest_state(FunctionCallInfo fcinfo) {
   text* tenant = PG_GETARG_TEXT_PP(0);  // detoasted here, before any C++ object lives
   text* consumer = PG_GETARG_TEXT_PP(1);
   text* topic = PG_GETARG_TEXT_PP(2);
-  const int64 version = pg::call(newest_state_unsafe, tenant, consumer, topic);
+  const int64 version = pg::call(newest_state_unsafe, tenant, consumer, topic, citus::distributed());
   return Int64GetDatum(version);
 }
 

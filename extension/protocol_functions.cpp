@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/protocol/decision.hpp"
 #include "extension/boundary.hpp"
+#include "extension/citus/citus_mode.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
 #include "extension/key_lock.hpp"
@@ -112,10 +113,12 @@ Datum history_retention(FunctionCallInfo) {
 
 // The generation idem.retired_keys holds for (tenant, digest) in the latest committed state, not in
 // the caller's snapshot (0 when none). Plain C: called through pg::call.
-int32 retired_generation_unsafe(text* tenant, bytea* digest) {
+// On Citus (citus_mode.hpp) the table here is a shell: the tenant's local shard is read.
+int32 retired_generation_unsafe(text* tenant, bytea* digest, bool on_citus) {
   const Oid ns = get_namespace_oid("idem", false);
-  const Oid rel_oid = get_relname_relid("retired_keys", ns);
-  const Oid index_oid = get_relname_relid("retired_keys_pkey", ns);
+  Oid rel_oid = get_relname_relid("retired_keys", ns);
+  Oid index_oid = get_relname_relid("retired_keys_pkey", ns);
+  if (on_citus) citus::local_shard_unsafe("retired_keys", "retired_keys_pkey", tenant, &rel_oid, &index_oid);
   Relation rel = table_open(rel_oid, AccessShareLock);
   ScanKeyData keys[2];
   ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(tenant));
@@ -141,7 +144,7 @@ int32 retired_generation_unsafe(text* tenant, bytea* digest) {
 Datum retired_generation_now(FunctionCallInfo fcinfo) {
   text* tenant = PG_GETARG_TEXT_PP(0);  // detoasted here, before any C++ object lives
   bytea* digest = PG_GETARG_BYTEA_PP(1);
-  return Int32GetDatum(pg::call(retired_generation_unsafe, tenant, digest));
+  return Int32GetDatum(pg::call(retired_generation_unsafe, tenant, digest, citus::distributed()));
 }
 
 // _raise(name, message, hint): PL/pgSQL's way to raise one of our errors. The SQLSTATE comes from

@@ -11,6 +11,7 @@
 #include "core/keys/handle.hpp"
 #include "core/protocol/decision.hpp"
 #include "core/protocol/fast_path.hpp"
+#include "extension/citus/citus_mode.hpp"
 #include "core/statements/hot_statements.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
@@ -366,6 +367,10 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
 Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   const int64 lease = bounded_usecs(call, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
   const int64 ttl = bounded_usecs(call, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
+  if (citus::distributed()) {  // the tables here are shells: SQL, on the tenant's node
+    if (!call.null[kTenant]) citus::require_local(call.value[kTenant]);
+    return run_general(call);
+  }
   protocol::FastCall view;
   view.enabled = gucs::fast_path;
   view.arguments_plain = view.enabled && lease != 0 && ttl != 0 && text_is(call, kOnBusy, kOnBusyModes) &&

@@ -5,6 +5,7 @@
 // stays in one place. The fast path hands over holding nothing it took and having written nothing.
 #include "core/keys/handle.hpp"
 #include "core/protocol/fast_path.hpp"
+#include "extension/citus/citus_mode.hpp"
 #include "extension/boundary.hpp"
 #include "extension/gucs.hpp"
 #include "extension/datum_convert.hpp"
@@ -55,6 +56,16 @@ Datum complete(FunctionCallInfo fcinfo) {
   // Which calls this path tries is core's predicate (protocol::fast_path_completes): every refusal
   // is the general path's to name.
   protocol::CompleteCall call;
+  if (citus::distributed()) {  // the tables here are shells: SQL, on the tenant's node
+    if (!PG_ARGISNULL(0)) {
+      const auto parsed = keys::parse_handle(datum::view(pg::guarded([&] { return PG_GETARG_TEXT_PP(0); })));
+      if (parsed) {
+        citus::require_local(PointerGetDatum(
+            pg::call(cstring_to_text_with_len, parsed->tenant.data(), static_cast<int>(parsed->tenant.size()))));
+      }
+    }
+    return run_general(fcinfo);
+  }
   call.enabled = gucs::fast_path;
   call.required_present = !(PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8));
   if (!call.enabled || !call.required_present) return run_general(fcinfo);

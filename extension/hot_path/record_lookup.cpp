@@ -99,6 +99,6 @@ void read_record_unsafe(Datum tenant_text, Datum digest_bytea, Record* out) {
   table_close(keys, NoLock);
 }
 
-void register_record_invalidation() { CacheRegisterRelcacheCallback(forget, 0); }
+void forget_record_layout(Oid relid) { forget(0, relid); }
 
 }  // namespace idem::hot

@@ -34,7 +34,8 @@ struct Record {
 // Plain C, nothing with a destructor: called through pg::call.
 void read_record_unsafe(Datum tenant_text, Datum digest_bytea, Record* out);
 
-// At library load: forget the cached relation and column numbers when idem.keys changes.
-void register_record_invalidation();
+// On a relcache invalidation of relid (InvalidOid: all): forget the cached relation and column
+// numbers when it is idem.keys.
+void forget_record_layout(Oid relid);
 
 }  // namespace idem::hot

@@ -12,7 +12,7 @@ KeptPlan require_bound_tenant{"SELECT idem._require_tenant($1)", 1, {TEXTOID}, n
 }  // namespace
 
 void require_tenant(Datum tenant_text) {
-  if (!pg::call(bindings::any, bindings::Table::Tenant)) return;  // the common case: no SPI at all
+  if (!bindings::may_be_bound(bindings::Table::Tenant)) return;  // the common case: no SPI at all
   Args tenant;
   tenant.add(tenant_text);
   spi_connect();

@@ -44,4 +44,6 @@ extern "C" {
 #include "utils/rel.h"            // RelationGetDescr
 #include "utils/snapmgr.h"        // GetLatestSnapshot
 #include "utils/timestamp.h"      // Interval datums
+#include "nodes/nodeFuncs.h"      // query_tree_walker: the NULL-tenant guard reads a query before Citus plans it
+#include "optimizer/planner.h"    // planner_hook, standard_planner
 }

@@ -78,7 +78,7 @@ Datum enforce_transitions(FunctionCallInfo fcinfo) {
   // Where roles are bound to tenants, a guard that does not fire when the tenant or key column
   // changes would let a bound role re-label a row unseen, then move it as its own.
   if (is_update && (!transitions::fires_on(trigger, tenant_col) || (key_col && !transitions::fires_on(trigger, key_col)))) {
-    if (pg::call(bindings::any, bindings::Table::Tenant)) {
+    if (bindings::may_be_bound(bindings::Table::Tenant)) {
       throw Error(ErrorCode::ArgumentInvalid,
                   std::string("idem.enforce_transitions on ") + reg.table_name +
                       ": with tenant bindings, the trigger must also fire on updates of the tenant and key columns",

@@ -41,7 +41,7 @@ Datum log_transitions(FunctionCallInfo fcinfo) {
   const char* to = transitions::column_value(row, desc, status_attnum);
   const char* from = is_update ? transitions::column_value(td->tg_trigtuple, desc, status_attnum) : nullptr;
   const bool unchanged = is_update && same_text(from, to);
-  if (unchanged && !pg::call(bindings::any, bindings::Table::Tenant)) return PointerGetDatum(nullptr);
+  if (unchanged && !bindings::may_be_bound(bindings::Table::Tenant)) return PointerGetDatum(nullptr);
 
   const transitions::GuardedTable guarded = transitions::resolve(td, status_arg);
   const machines::TableRegistration& reg = guarded.reg;

@@ -47,7 +47,7 @@ BEGIN
            k.expires_at, k.attempts_in_generation, k.mutation_type, k.payload_pinned, k.client_key,
            k.caller_id, k.resource, k.attempted_at, k.created_at, k.key_scope, k.xmin AS row_xmin
       INTO r FROM idem.keys k
-     WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
+     WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
     v_found := FOUND;
     v_now := clock_timestamp();
     v_own := v_found AND r.status = 'in_progress' AND idem._written_by_current_transaction(r.row_xmin);
@@ -119,10 +119,10 @@ BEGIN
     -- purge_expired can hold it (it is deleting a record that became history). Once locked it is
     -- written, so a refusal never follows a row lock.
     IF v_decision <> 'insert' THEN
-      PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest
+      PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest
          FOR NO KEY UPDATE SKIP LOCKED;
       IF NOT FOUND THEN
-        PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest;
+        PERFORM 1 FROM idem.keys k WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
         IF NOT FOUND THEN CONTINUE; END IF;  -- purged meanwhile: decide again (an insert)
         PERFORM idem._unlock_key(v_lock);
         IF v_owner_locked THEN PERFORM idem._unlock_key(v_owner_lock); END IF;
@@ -158,7 +158,7 @@ BEGIN
 
     IF v_decision = 'insert' THEN
       v_retired := coalesce((SELECT g.generation FROM idem.retired_keys g
-                              WHERE g.tenant_id = p_tenant COLLATE "C" AND g.scope_digest = p_digest), 0);
+                              WHERE g.tenant_id = p_tenant AND g.scope_digest = p_digest), 0);
       -- A snapshot older than a purge of this key would start an old generation again (its
       -- record is gone, so the insert meets no conflict): refuse it as PostgreSQL refuses any
       -- write such a snapshot cannot see the result of.
@@ -197,7 +197,7 @@ BEGIN
              lease_secret_hash = sha256(convert_to(v_secret, 'UTF8')),
              -- The attempt taken over may have called the handler: its payload stays the key's.
              payload_pinned = k.payload_pinned OR k.status = 'in_progress'
-       WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
+       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt
       RETURNING k.attempt, k.generation, k.recovery_point, k.recovery_data, k.lease_expires_at
            INTO res.attempt, res.generation, res.recovery_point, res.recovery_data, res.lease_expires_at;
       IF NOT FOUND THEN CONTINUE; END IF;
@@ -221,7 +221,7 @@ BEGIN
           payload_pinned = v_decision <> 'new_generation' AND k.payload_pinned,
           -- A new generation under the key scope tenant owns its key (claimed above).
           key_scope = CASE WHEN v_decision = 'new_generation' AND v_scope = 'tenant' THEN 'tenant' ELSE k.key_scope END
-       WHERE k.tenant_id = p_tenant COLLATE "C" AND k.scope_digest = p_digest AND k.attempt = r.attempt
+       WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest AND k.attempt = r.attempt
       RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
       IF NOT FOUND THEN CONTINUE; END IF;
       res.outcome := 'acquired';

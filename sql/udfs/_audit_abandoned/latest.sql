@@ -7,7 +7,7 @@ BEGIN
   PERFORM idem._audit(p_tenant, p_digest, p_key, p_caller, p_resource, p_generation, p_attempt, p_type,
                       'abandoned',
                       (SELECT true FROM idem.mutations m
-                        WHERE m.tenant_id = p_tenant COLLATE "C" AND m.client_key = p_key COLLATE "C"
+                        WHERE m.tenant_id = p_tenant AND m.client_key = p_key COLLATE "C"
                           AND m.attempted_at >= p_attempted_at AND m.scope_digest = p_digest
                           AND m.attempt = p_attempt AND m.outcome = 'checkpoint' AND m.handler_called
                         LIMIT 1),

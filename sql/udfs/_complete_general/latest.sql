@@ -29,8 +29,10 @@ BEGIN
          response_headers = coalesce(headers, '{}'::jsonb), response_body = coalesce(body, ''::bytea),
          order_id = _complete_general.order_id, handler_response = _complete_general.handler_response,
          local_status = _complete_general.local_status,
-         lease_expires_at = NULL, resolved_at = v_now, expires_at = v_now + k.ttl
-   WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
+         lease_expires_at = NULL, resolved_at = v_now, expires_at = v_now + r.ttl
+   -- The handle's tenant, not r's: a value of the column's collation ("C") is not the tenant that
+   -- Citus delegated this call for (it compares the constants whole), and it refuses the query.
+   WHERE k.tenant_id = idem._handle_tenant(handle) AND k.scope_digest = r.scope_digest;
   PERFORM idem._audit_holder(r, 'completed', handler_called, order_id, handler_response, local_status, NULL, v_now);
 END $function$
 ;

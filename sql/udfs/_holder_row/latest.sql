@@ -12,6 +12,7 @@ DECLARE
   r idem.keys;
 BEGIN
   PERFORM idem._require_tenant(v_tenant);
+  PERFORM idem._require_local_tenant(v_tenant);  -- on Citus: its lock is its node's
   -- Messages name the record, never the secret (they reach logs).
   p_handle := idem._handle(v_tenant, v_digest);
   IF p_attempt IS NULL THEN
@@ -19,7 +20,7 @@ BEGIN
       'Pass the attempt column of the acquire result with the handle.');
   END IF;
   WHILE NOT idem._try_lock_key(v_lock) LOOP
-    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest;
+    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant AND k.scope_digest = v_digest;
     EXIT WHEN NOT FOUND OR r.status <> 'in_progress' OR r.attempt <> p_attempt;  -- lost: said below
     IF r.lease_expires_at <= clock_timestamp() THEN
       PERFORM idem._raise('ERR_LEASE_LOST',
@@ -38,7 +39,7 @@ BEGIN
     END IF;
   END LOOP;
   -- Under the key's lock only purge_expired can hold the row (it is deleting history): never wait.
-  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest
+  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant AND k.scope_digest = v_digest
      FOR NO KEY UPDATE SKIP LOCKED;
   IF NOT FOUND THEN
     PERFORM idem._raise('ERR_LEASE_LOST',

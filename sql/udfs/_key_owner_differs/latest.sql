@@ -8,7 +8,7 @@ AS $function$
                             CASE WHEN o.resource IS DISTINCT FROM p_resource THEN 'resource' END], NULL)
     FROM idem.keys o
    WHERE coalesce(current_setting('idem.key_scope', true), 'tenant') = 'tenant'
-     AND o.tenant_id = p_tenant COLLATE "C" AND o.client_key = p_key COLLATE "C" AND o.key_scope = 'tenant'
+     AND o.tenant_id = p_tenant AND o.client_key = p_key COLLATE "C" AND o.key_scope = 'tenant'
      AND o.scope_digest <> p_digest
    LIMIT 1 $function$
 ;

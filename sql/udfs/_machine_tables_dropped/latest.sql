@@ -4,10 +4,17 @@ CREATE OR REPLACE FUNCTION idem._machine_tables_dropped()
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+  d record;
 BEGIN
-  DELETE FROM idem.machine_tables m
-   USING pg_event_trigger_dropped_objects() d
-   WHERE d.object_type = 'table' AND m.table_schema = d.schema_name AND m.table_name = d.object_name;
+  -- On Citus, a DROP the coordinator propagates runs here with DDL propagation off: the
+  -- coordinator's own trigger forgets the registration, once, for every node (machine_tables is a
+  -- reference table). The dropped objects are read here, not joined into the DELETE: Citus would
+  -- send the join to the nodes, where pg_event_trigger_dropped_objects() means nothing.
+  IF current_setting('citus.enable_ddl_propagation', true) = 'off' THEN RETURN; END IF;
+  FOR d IN SELECT o.schema_name, o.object_name FROM pg_event_trigger_dropped_objects() o WHERE o.object_type = 'table' LOOP
+    DELETE FROM idem.machine_tables m WHERE m.table_schema = d.schema_name AND m.table_name = d.object_name;
+  END LOOP;
 END $function$
 ;
 COMMENT ON FUNCTION idem._machine_tables_dropped() IS NULL;

@@ -34,7 +34,7 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'attempt must not be NULL',
       'Pass the attempt column of the acquire result with the handle.');
   END IF;
-  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest;
+  SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant AND k.scope_digest = v_digest;
   IF NOT FOUND THEN
     PERFORM idem._raise('ERR_LEASE_LOST',
       format('no processor key for key %s: no such record (expired and purged, or never acquired)', v_plain),

@@ -4,7 +4,7 @@ CREATE OR REPLACE FUNCTION idem.key_history(tenant text, key text)
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  SELECT * FROM idem.mutations m WHERE m.tenant_id = tenant COLLATE "C" AND m.client_key = key COLLATE "C"
+  SELECT * FROM idem.mutations m WHERE m.tenant_id = tenant AND m.client_key = key COLLATE "C"
    ORDER BY m.attempted_at, m.mutation_id $function$
 ;
 COMMENT ON FUNCTION idem.key_history(text,text) IS 'Every mutation attempt under one client key of a tenant, oldest first (runbook query 1).';

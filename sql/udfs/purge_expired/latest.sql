@@ -71,7 +71,7 @@ BEGIN
     WITH gone AS (
       DELETE FROM idem.keys k
        USING unnest(v_tenants, v_digests, v_rows) AS l(tenant_id, scope_digest, row_at)
-       WHERE k.ctid = l.row_at AND k.tenant_id = l.tenant_id COLLATE "C" AND k.scope_digest = l.scope_digest
+       WHERE k.ctid = l.row_at AND k.tenant_id = l.tenant_id AND k.scope_digest = l.scope_digest
          AND k.expires_at < clock_timestamp()
       RETURNING k.tenant_id, k.scope_digest, k.generation, k.status, k.attempt, k.client_key, k.caller_id,
                 k.resource, k.mutation_type, k.attempts_in_generation, k.attempted_at, k.created_at,

@@ -4,7 +4,7 @@ CREATE OR REPLACE FUNCTION idem.recent_mutations(tenant text, since timestamp wi
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  SELECT * FROM idem.mutations m WHERE m.tenant_id = tenant COLLATE "C" AND m.attempted_at >= since
+  SELECT * FROM idem.mutations m WHERE m.tenant_id = tenant AND m.attempted_at >= since
    ORDER BY m.attempted_at, m.mutation_id $function$
 ;
 COMMENT ON FUNCTION idem.recent_mutations(text,timestamp with time zone) IS 'A tenant''s mutation attempts since `since` (runbook query 3).';

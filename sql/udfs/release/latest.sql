@@ -16,9 +16,11 @@ BEGIN
   -- handler was not called, the processor may hold a charge under this generation's key: the
   -- next attempt must carry the same payload.
   UPDATE idem.keys k SET status = 'released', last_error = error, lease_expires_at = NULL,
-         expires_at = CASE WHEN k.recovery_point IS NULL THEN v_now + k.ttl END,
+         expires_at = CASE WHEN r.recovery_point IS NULL THEN v_now + r.ttl END,
          payload_pinned = k.payload_pinned OR handler_called IS NOT FALSE
-   WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
+   -- The handle's tenant, not r's: a value of the column's collation ("C") is not the tenant that
+   -- Citus delegated this call for (it compares the constants whole), and it refuses the query.
+   WHERE k.tenant_id = idem._handle_tenant(handle) AND k.scope_digest = r.scope_digest;
   -- After a checkpoint the handler was called, unless told (the checkpoint recorded what it
   -- did); before one, NULL: nobody knows.
   PERFORM idem._audit_holder(r, 'released', CASE WHEN r.recovery_point IS NOT NULL THEN coalesce(handler_called, true)
@@ -29,3 +31,18 @@ END $function$
 COMMENT ON FUNCTION idem.release(text,bigint,text,boolean) IS 'Give the key back after a transient failure (5xx, timeout): the next request is a fresh attempt, or resumes at the last checkpoint. handler_called: whether the processor was called (default: whether a checkpoint was recorded).';
 REVOKE ALL ON FUNCTION idem.release(text,bigint,text,boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.release(text,bigint,text,boolean) TO idem_service;
+
+CREATE OR REPLACE FUNCTION idem.release(tenant text, handle text, attempt bigint, error text DEFAULT NULL::text, handler_called boolean DEFAULT NULL::boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+  PERFORM idem._require_handle_tenant(tenant, handle);
+  PERFORM idem.release(handle, attempt, error, handler_called);
+END $function$
+;
+COMMENT ON FUNCTION idem.release(text,text,bigint,text,boolean) IS 'release, tenant first: on Citus it runs on the tenant''s node (idem.citus_distribute); the handle must be that tenant''s.';
+REVOKE ALL ON FUNCTION idem.release(text,text,bigint,text,boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.release(text,text,bigint,text,boolean) TO idem_service;

@@ -12,6 +12,7 @@ BEGIN
   -- The operator acts without the holder's secret; messages name the record, never a secret.
   -- The tenant is checked before anything is read: another tenant's record is not even probed.
   PERFORM idem._require_tenant(idem._handle_tenant(handle));
+  PERFORM idem._require_local_tenant(idem._handle_tenant(handle));  -- on Citus: its lock is its node's
   handle := idem._handle(idem._handle_tenant(handle), idem._handle_digest(handle));
   IF reason IS NULL OR btrim(reason) = '' THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'reason must say why the record is resolved by hand',
@@ -26,7 +27,7 @@ BEGIN
   END IF;
   PERFORM idem._require_durable_store();
   SELECT * INTO r FROM idem.keys k
-   WHERE k.tenant_id = idem._handle_tenant(handle) COLLATE "C" AND k.scope_digest = idem._handle_digest(handle);
+   WHERE k.tenant_id = idem._handle_tenant(handle) AND k.scope_digest = idem._handle_digest(handle);
   IF FOUND AND r.status = 'released' AND r.recovery_point IS NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID',
       format('key %s is not stuck: it was released before any checkpoint, and its next request is a fresh attempt', handle),
@@ -57,7 +58,7 @@ BEGIN
   UPDATE idem.keys k SET status = 'resolved', response_status = resolve_stuck.status,
          response_headers = headers, response_body = coalesce(body, ''::bytea),
          last_error = 'resolved by ' || session_user || ': ' || reason,
-         lease_expires_at = NULL, resolved_at = v_now, expires_at = v_now + k.ttl
+         lease_expires_at = NULL, resolved_at = v_now, expires_at = v_now + r.ttl
    WHERE k.tenant_id = r.tenant_id AND k.scope_digest = r.scope_digest;
   INSERT INTO idem.operator_actions (tenant_id, scope_digest, action, attempt, generation, recovery_point,
                                      recovery_data, response_status, reason, performed_by, performed_at)

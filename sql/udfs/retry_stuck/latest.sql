@@ -15,6 +15,7 @@ BEGIN
   -- The tenant is checked before anything is read: another tenant's record is not even probed.
   -- Messages name the record, never a secret.
   PERFORM idem._require_tenant(v_tenant);
+  PERFORM idem._require_local_tenant(v_tenant);  -- on Citus: its lock is its node's
   handle := idem._handle(v_tenant, v_digest);
   -- resolve_stuck's discipline: the key's lock without waiting (its holder completing or a request
   -- acquiring it holds it for a moment), then the row without waiting (under the key's lock only
@@ -25,7 +26,7 @@ BEGIN
       'Look at idem.stuck_leases again in a moment: idem.retry_stuck never waits.');
   END IF;
   BEGIN
-    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant COLLATE "C" AND k.scope_digest = v_digest
+    SELECT * INTO r FROM idem.keys k WHERE k.tenant_id = v_tenant AND k.scope_digest = v_digest
        FOR NO KEY UPDATE NOWAIT;
   EXCEPTION WHEN lock_not_available THEN
     PERFORM idem._raise('ERR_IDEMPOTENCY_IN_PROGRESS', format('key %s is being purged or written right now', handle),

@@ -11,7 +11,7 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('no role %s', coalesce(quote_ident(role), 'NULL')));
   END IF;
   PERFORM idem._require_manages_binding(v_role, tenant, true);
-  DELETE FROM idem.tenant_bindings b WHERE b.role_oid = v_role AND b.tenant_id = tenant COLLATE "C";
+  DELETE FROM idem.tenant_bindings b WHERE b.role_oid = v_role AND b.tenant_id = tenant;
   RETURN FOUND;
 END $function$
 ;

@@ -30,3 +30,22 @@ SELECT pg_catalog.pg_extension_config_dump('idem.machine_transitions',
 SET LOCAL lock_timeout = '3s';
 ALTER TABLE idem.tenant_bindings ALTER COLUMN role_oid TYPE regrole;
 ALTER TABLE idem.consumer_bindings ALTER COLUMN role_oid TYPE regrole;
+
+-- A machine guard is its function's schema-qualified signature, no longer a regprocedure: an OID
+-- means another function, or none, on another Citus node and after a restore into another
+-- cluster, and pg_upgrade refuses regprocedure columns. It is resolved where it is used (and
+-- fails closed when it does not resolve). The trigger that checks it names the column, so it is
+-- made again around the change.
+DROP TRIGGER machine_transitions_guard ON idem.machine_transitions;
+DO $$
+DECLARE
+  v_path text := current_setting('search_path');
+BEGIN
+  -- Under pg_catalog's search_path alone, a regprocedure's text names its schema.
+  PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+  ALTER TABLE idem.machine_transitions ALTER COLUMN guard TYPE text USING guard::text;
+  PERFORM pg_catalog.set_config('search_path', v_path, true);
+END $$;
+CREATE TRIGGER machine_transitions_guard BEFORE INSERT OR UPDATE OF guard ON idem.machine_transitions
+  FOR EACH ROW EXECUTE FUNCTION idem._check_guard();
+COMMENT ON COLUMN idem.machine_transitions.guard IS 'The guard function''s schema-qualified signature, e.g. idem.guard_stock_available(jsonb) (a regprocedure before 0.4.0), resolved on each node; NULL when the transition is unguarded.';

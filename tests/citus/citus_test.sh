@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# pg_idempotency on a Citus cluster (a coordinator and two workers, scripts/citus.sh): the
+# guarantees of one node, through the coordinator, for tenants on both workers. Runs in a
+# database of its own (made and dropped here). CITUS_SMOKE=1 leaves out the slow parts (the shard
+# move, the killed worker, the duplicate storm).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DB=${CITUS_TEST_DB:-idem_citus_test}
+source "$ROOT/tests/citus/lib.sh"
+bin=$ROOT/build/pg-install/usr/lib/postgresql/15/bin
+[ -x "$bin/pgbench" ] || bin=/usr/lib/postgresql/15/bin
+
+"$ROOT/scripts/citus.sh" drop-database "$DB"
+"$ROOT/scripts/citus.sh" database "$DB" || { echo "FAILED: could not make database $DB on the cluster"; exit 1; }
+trap '"$ROOT/scripts/citus.sh" drop-database "$DB"; rm -rf "$session_dir"' EXIT
+
+# ---- distribution ------------------------------------------------------------------------------
+q "CREATE EXTENSION pg_idempotency" >/dev/null
+check "idem.citus_distribute() distributes the tables and registers the entry points" "27" \
+  "$(q "SELECT count(*) FROM idem.citus_distribute()")"
+check "a second call changes nothing (idempotent)" "sequences: a range per node" "$(q "SELECT * FROM idem.citus_distribute()")"
+check "every tenant table is colocated with idem.keys" "12" \
+  "$(q "SELECT count(*) FROM pg_dist_partition p WHERE p.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'idem.keys'::regclass) AND p.partmethod = 'h'")"
+check "the shared tables are reference tables" "8" \
+  "$(q "SELECT count(*) FROM pg_dist_partition p WHERE p.partmethod = 'n' AND p.logicalrelid::text LIKE 'idem.%'")"
+check "the machine tables' foreign keys are back" "2" \
+  "$(q "SELECT count(*) FROM pg_constraint WHERE conrelid = 'idem.machine_transitions'::regclass AND contype = 'f'")"
+
+# A business table, as the demo's: the tenant's orders beside its keys.
+q "CREATE TABLE orders (tenant_id text COLLATE \"C\" NOT NULL, order_id text NOT NULL, amount_cents int NOT NULL, PRIMARY KEY (tenant_id, order_id))" >/dev/null
+q "SELECT create_distributed_table('orders', 'tenant_id', colocate_with => 'idem.keys')" >/dev/null
+check "citus_check_table: a colocated business table is fine" "t" "$(q "SELECT ok FROM idem.citus_check_table('orders')")"
+q "CREATE TABLE loose (tenant_id text COLLATE \"C\" NOT NULL, x int)" >/dev/null
+q "SELECT create_distributed_table('loose', 'tenant_id', colocate_with => 'none')" >/dev/null
+check_has "citus_check_table names a table not colocated with idem.keys" "is not colocated with idem.keys" \
+  "$(q "SELECT problem FROM idem.citus_check_table('loose') WHERE NOT ok")"
+q "CREATE TABLE plain_text (tenant_id text NOT NULL, x int)" >/dev/null
+q "SELECT create_distributed_table('plain_text', 'tenant_id', colocate_with => 'none')" >/dev/null
+check_has "citus_check_table names a tenant column that is not COLLATE \"C\"" 'not text COLLATE "C"' \
+  "$(q "SELECT string_agg(problem, '; ') FROM idem.citus_check_table('plain_text') WHERE NOT ok")"
+
+# Tenants on both workers (hash of the tenant): the first of each worker.
+tenant_on() { # tenant_on PORT: a tenant whose shard is on the worker at PORT
+  q "SELECT t FROM generate_series(1, 200) i, LATERAL (SELECT 'tenant-' || i AS t) x
+      WHERE (SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('idem.keys', t)) = $1
+      ORDER BY i LIMIT 1"
+}
+t1=$(tenant_on "$(port_of worker1)")
+t2=$(tenant_on "$(port_of worker2)")
+check "a tenant on each worker" "yes" "$([ -n "$t1" ] && [ -n "$t2" ] && [ "$t1" != "$t2" ] && echo yes)"
+
+# ---- exactly once through the coordinator --------------------------------------------------------
+# The one-transaction flow, for a tenant on each worker: acquire, the business write, complete.
+one_transaction() { # one_transaction TENANT KEY BODY
+  q_script >/dev/null 2>&1 <<SQL
+BEGIN;
+SELECT handle, attempt FROM idem.acquire('$1', '$2', '{"amount_cents":1999}'::jsonb, caller => 'checkout', resource => 'cart') \gset
+INSERT INTO orders VALUES ('$1', 'order-$2', 1999);
+SELECT idem.complete('$1', :'handle', :attempt, 201, '{}'::jsonb, convert_to('$3', 'UTF8'), order_id => 'order-$2');
+COMMIT;
+SQL
+  q "SELECT outcome || ' ' || response_status || ' ' || convert_from(response_body, 'UTF8') || ' ' || order_id
+       FROM idem.acquire('$1', '$2', '{\"amount_cents\":1999}'::jsonb, caller => 'checkout', resource => 'cart')"
+}
+for t in "$t1" "$t2"; do
+  check "acquire + order + complete in one transaction, then a replay ($t)" "replay 201 order one order-key-$t-0001" \
+    "$(one_transaction "$t" "key-$t-0001" "order one")"
+  check "a different body under the key is refused ($t)" "mismatch" \
+    "$(q "SELECT outcome FROM idem.acquire('$t', 'key-$t-0001', '{\"amount_cents\":1}'::jsonb, caller => 'checkout', resource => 'cart')")"
+  check "one order, one completed audit row ($t)" "1 1" \
+    "$(q "SELECT (SELECT count(*) FROM orders WHERE tenant_id = '$t') || ' ' || (SELECT count(*) FROM idem.mutations WHERE tenant_id = '$t' AND outcome = 'completed')")"
+done
+check "every shard of idem.keys is on a worker" "0" \
+  "$(q "SELECT count(*) FROM pg_dist_shard_placement p JOIN pg_dist_shard s USING (shardid)
+         WHERE s.logicalrelid = 'idem.keys'::regclass AND p.nodeport NOT IN ($(port_of worker1), $(port_of worker2))")"
+check "each record is in its tenant's shard, on its tenant's worker" "$(q "SELECT count(*) FROM idem.keys")" \
+  "$(q "SELECT sum(result::int) FROM run_command_on_placements('idem.keys', \$\$SELECT count(*) FROM %s\$\$)")"
+
+# Two sessions on one key: the second is told in_progress at once (never blocked), then replays.
+session_open a
+session_open b
+key="key-$t1-0002"
+out=$(session_run a "BEGIN; SELECT outcome, handle, attempt FROM idem.acquire('$t1', '$key', '{\"n\":2}'::jsonb) \\gset
+\\echo :outcome")
+check "session A acquires the key" "acquired" "$out"
+start=$(date +%s%N)
+out=$(session_run b "SELECT outcome FROM idem.acquire('$t1', '$key', '{\"n\":2}'::jsonb);")
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+check "session B is told in_progress while A holds it" "in_progress" "$out"
+check "session B was answered without waiting for A (under 2 s)" "yes" "$([ "$elapsed_ms" -lt 2000 ] && echo yes)"
+out=$(session_run a "SELECT idem.complete('$t1', :'handle', :attempt, 200, '{}'::jsonb, 'two'::bytea); COMMIT;")
+check "session A completes and commits" "" "$(error_of "$out")"
+check "session B then replays A's response" "replay two" \
+  "$(session_run b "SELECT outcome || ' ' || convert_from(response_body, 'UTF8') FROM idem.acquire('$t1', '$key', '{\"n\":2}'::jsonb);")"
+
+# A rolled-back attempt leaves nothing: the next acquire is a fresh one.
+session_run a "BEGIN; SELECT handle, attempt FROM idem.acquire('$t2', 'key-$t2-0003', '{}'::jsonb) \\gset
+INSERT INTO orders VALUES ('$t2', 'order-rolled-back', 1); ROLLBACK;" >/dev/null
+# (Each entry point is called alone in its statement: Citus runs only a bare SELECT f(...) on the
+# tenant's node. A call inside a larger query runs here, and is refused: ERR_TENANT_NOT_LOCAL.)
+check "after a rollback no order was written" "0" "$(q "SELECT count(*) FROM orders WHERE order_id = 'order-rolled-back'")"
+check "... and the key is new again" "acquired" "$(q "SELECT outcome FROM idem.acquire('$t2', 'key-$t2-0003', '{}'::jsonb)")"
+out=$(q "WITH a AS MATERIALIZED (SELECT * FROM idem.acquire('$t2', 'key-$t2-0003', '{}'::jsonb)) SELECT outcome FROM a")
+check "an acquire inside a larger query (not delegated) is refused: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+
+# A handle-only call made through the coordinator would take its lock on the coordinator.
+out=$(q "SELECT idem.complete(handle, attempt, 200, '{}'::jsonb, ''::bytea) FROM idem.acquire('$t2', 'key-$t2-0004', '{}'::jsonb)")
+check "complete(handle, ...) through the coordinator: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+check "... and nothing was acquired or completed" "0" "$(q "SELECT count(*) FROM idem.keys WHERE client_key = 'key-$t2-0004'")"
+h=$(q "SELECT handle FROM idem.acquire('$t2', 'key-$t2-0005', '{}'::jsonb)")
+a=$(q "SELECT attempt FROM idem.keys WHERE client_key = 'key-$t2-0005'")
+out=$(q "SELECT idem.complete('$t1', '$h', $a, 200, '{}'::jsonb, ''::bytea)")
+check "complete with another tenant than the handle's: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+out=$(q "SELECT idem.checkpoint('$t2', '$h', $a, 'charge_created', '{\"charge\":\"ch_1\"}')")
+check "tenant-first checkpoint runs on the tenant's node" "" "$(error_of "$out")"
+out=$(q "SELECT idem.checkpoint('$h', $a, 'charge_created', '{\"charge\":\"ch_1\"}')")
+check "checkpoint(handle, ...) through the coordinator: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+q "SELECT idem.release('$t2', '$h', $a, 'processor timeout')" >/dev/null
+check "tenant-first release runs on the tenant's node" "released charge_created" \
+  "$(q "SELECT status || ' ' || recovery_point FROM idem.keys WHERE client_key = 'key-$t2-0005'")"
+
+# ---- bound roles --------------------------------------------------------------------------------
+q "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_citus_svc') THEN
+     CREATE ROLE idem_citus_svc LOGIN; END IF; END \$\$; GRANT idem_service TO idem_citus_svc" >/dev/null
+q "SELECT idem.bind_tenant('idem_citus_svc', '$t1')" >/dev/null
+session_open svc coordinator idem_citus_svc
+out=$(session_run svc "SELECT outcome FROM idem.acquire('$t2', 'key-bound-role-0001', '{}'::jsonb);")
+check "a role bound to $t1 is refused for $t2 (on the other worker)" "ERR_TENANT_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run svc "SELECT outcome FROM idem.acquire('$t1', 'key-bound-role-0002', '{}'::jsonb);")
+check "... and acquires for its own tenant" "acquired" "$out"
+check "the refused call wrote nothing" "0" "$(q "SELECT count(*) FROM idem.keys WHERE client_key = 'key-bound-role-0001'")"
+session_close svc
+
+# ---- a NULL tenant ------------------------------------------------------------------------------
+started=$(q "SELECT pg_postmaster_start_time()")
+out=$(q "SELECT outcome FROM idem.acquire(NULL, 'key-null-tenant-0001', '{}'::jsonb)")
+check "acquire with a NULL tenant: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+out=$(q "SELECT idem.complete(tenant => NULL, handle => 'x', attempt => 1, status => 200, headers => '{}', body => '')")
+check "complete(tenant => NULL, ...): ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+out=$(PGOPTIONS="-c client_min_messages=warning" psql "$(url_of)" -qAtX 2>&1 <<'SQL'
+PREPARE acquire_for(text) AS SELECT outcome FROM idem.acquire($1, 'key-null-tenant-0002', '{}'::jsonb);
+EXECUTE acquire_for(NULL);
+SQL
+)
+check "a prepared acquire bound to a NULL tenant: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+check "the coordinator did not restart" "$started" "$(q "SELECT pg_postmaster_start_time()")"
+
+# ---- ids ----------------------------------------------------------------------------------------
+check "audit ids are distinct across the nodes" "0" \
+  "$(q "SELECT count(*) - count(DISTINCT mutation_id) FROM idem.mutations")"
+check "each worker's audit ids lie in its own range (group id << 48)" "0" \
+  "$(q "SELECT count(*) FROM idem.mutations m JOIN pg_dist_shard_placement p
+          ON p.shardid = get_shard_id_for_distribution_column('idem.mutations', m.tenant_id)
+          JOIN pg_dist_node n ON n.nodeport = p.nodeport
+         WHERE m.mutation_id >> 48 <> n.groupid")"
+
+if [ "${CITUS_SMOKE:-0}" != 1 ]; then
+  source "$ROOT/tests/citus/citus_long.sh"
+fi
+
+session_close a
+session_close b
+finish citus_test
