@@ -7,6 +7,8 @@
 #               reference (FUZZ_SECONDS=600 by default, split between the two)
 #   make model  the model-based protocol test for MODEL_SECONDS (600 by default) on the throwaway
 #               cluster (make test runs it for 20 s); IDEM_MODEL_SEED=... replays a run
+#   make citus-test  the Citus suite on a coordinator and two workers (scripts/citus.sh; Citus
+#               built once from ../shared/vendor, about 1 min); make test runs its smoke
 #   make docker-check  docker/'s images built from a Debian base made with mmdebstrap, the compose
 #               stack run with podman and driven through the demo's scenarios, then stopped
 #               (scripts/docker-check.sh; root; not part of make test)
@@ -74,7 +76,10 @@ regress-installcheck:
 	scripts/check-schedule.sh
 	$(pg_regress_installcheck) $(REGRESS_OPTS)
 
-.PHONY: deps demo serve test crash failover fuzz-sql sanitize bench bench-outbox fuzz model core-build format regress-installcheck docker-check
+citus-test: deps
+	scripts/citus-test.sh
+
+.PHONY: citus-test deps demo serve test crash failover fuzz-sql sanitize bench bench-outbox fuzz model core-build format regress-installcheck docker-check
 
 deps:
 	scripts/install-deps.sh

@@ -36,7 +36,7 @@ node_port() {
 node_url() { echo "postgresql://postgres@127.0.0.1:$(node_port "${1:-coordinator}")/${2:-postgres}"; }
 node_data() { echo "$BASE/$1/data"; }
 node_running() { as_server "$(pg_server_bindir)/pg_ctl" -D "$(node_data "$1")" status >/dev/null 2>&1; }
-node_sql() { psql "$(node_url "$1" "${DB:-postgres}")" -X -qAt -v ON_ERROR_STOP=1 -c "$2"; }
+node_sql() { PGOPTIONS="-c client_min_messages=warning" psql "$(node_url "$1" "${DB:-postgres}")" -X -qAt -v ON_ERROR_STOP=1 -c "$2"; }
 
 # The cluster's place must be one the server's user can enter (as pg.sh's .pg).
 place() {
@@ -111,8 +111,13 @@ start() {
   build_and_install_extension
   reserve_server_ports
   place
-  local node
-  for node in "${NODES[@]}"; do start_node "$node"; done
+  local node started=0
+  for node in "${NODES[@]}"; do
+    node_running "$node" || started=1
+    start_node "$node"
+  done
+  # What the servers preloaded (citus-test.sh compares it with the library just built).
+  [ "$started" = 0 ] || sha256sum "$PG_PKGLIBDIR/pg_idempotency.so" | cut -d' ' -f1 >"$BASE/library.sha256"
   join
 }
 

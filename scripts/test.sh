@@ -75,6 +75,7 @@ suite "crash loop smoke (5 SIGKILL restarts, amcheck)" env CRASH_RESTARTS=5 scri
 suite "failover smoke (2 promotions of a synchronous standby)" env FAILOVER_COUNT=2 FAILOVER_INSTALL=0 scripts/failover.sh
 suite "SQL-surface fuzzer smoke (30 s, 4 sessions)" env FUZZ_SQL_SECONDS=30 FUZZ_SQL_BIN=build/tests/fuzz_sql/fuzz_sql \
   FUZZ_SQL_NO_INSTALL=1 FUZZ_SQL_BRIEF=1 scripts/fuzz-sql.sh
+suite "Citus smoke: a coordinator and two workers, tenants on both (make citus-test)" env CITUS_SMOKE=1 scripts/citus-test.sh
 suite "fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-20} s)" env FUZZ_SECONDS="${FUZZ_SECONDS:-20}" scripts/fuzz.sh
 
 summary

@@ -1,0 +1,66 @@
+# shellcheck shell=bash
+# The slow parts of tests/citus/citus_test.sh (make citus-test; make test's smoke leaves them
+# out): a shard move, a worker killed mid-transaction, a duplicate storm. Sourced by it: uses its
+# checks, sessions, tenants t1 (worker1) and t2 (worker2), and the orders table.
+
+# ---- a shard move --------------------------------------------------------------------------------
+shard=$(q "SELECT get_shard_id_for_distribution_column('idem.keys', '$t1')")
+out=$(q "SELECT citus_move_shard_placement($shard, '127.0.0.1', $(port_of worker1), '127.0.0.1', $(port_of worker2), shard_transfer_mode => 'block_writes')")
+check "citus_move_shard_placement moves $t1's shards to worker2" "$(port_of worker2)" \
+  "$(q "SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = $shard")"
+check "after the move, a record of $t1 replays as before" "replay 201 order one order-key-$t1-0001" \
+  "$(q "SELECT outcome || ' ' || response_status || ' ' || convert_from(response_body, 'UTF8') || ' ' || order_id
+          FROM idem.acquire('$t1', 'key-$t1-0001', '{\"amount_cents\":1999}'::jsonb, caller => 'checkout', resource => 'cart')")"
+check "... keeps its generation" "1" "$(q "SELECT generation FROM idem.keys WHERE client_key = 'key-$t1-0001'")"
+check "... and a new key runs once on its new node" "replay 201 order moved order-key-$t1-0010" "$(one_transaction "$t1" "key-$t1-0010" "order moved")"
+check "the new audit row's id is the new node's (worker2's range)" "2" \
+  "$(q "SELECT DISTINCT mutation_id >> 48 FROM idem.mutations WHERE client_key = 'key-$t1-0010'")"
+check "ids stay distinct after the move" "0" "$(q "SELECT count(*) - count(DISTINCT (tenant_id, mutation_id)) FROM idem.mutations")"
+q "SELECT citus_move_shard_placement($shard, '127.0.0.1', $(port_of worker2), '127.0.0.1', $(port_of worker1), shard_transfer_mode => 'block_writes')" >/dev/null
+
+# ---- a worker killed mid-transaction ------------------------------------------------------------
+key="key-$t2-killed-01"
+out=$(session_run a "BEGIN; SELECT outcome FROM idem.acquire('$t2', '$key', '{\"n\":9}'::jsonb);")
+check "session A acquires a key of $t2 (worker2) in an open transaction" "acquired" "$out"
+victim=$(q worker2 "SELECT pid FROM pg_stat_activity WHERE datname = '$DB' AND state = 'idle in transaction' AND pid <> pg_backend_pid() LIMIT 1")
+kill -9 "$victim" 2>/dev/null
+for _ in $(seq 60); do q worker2 "SELECT 1" >/dev/null 2>&1 && break; sleep 0.5; done
+out=$(session_run a "COMMIT;")
+check "A's commit fails: its worker's backend was killed" "yes" "$(grep -qiE 'error|terminat|closed|lost' <<<"$out" && echo yes)"
+session_run a "ROLLBACK;" >/dev/null
+check "after the worker's recovery the key was never taken: a new attempt acquires it" "acquired 1" \
+  "$(q "SELECT outcome || ' ' || generation FROM idem.acquire('$t2', '$key', '{\"n\":9}'::jsonb)")"
+check "the killed attempt left no audit row" "0" "$(q "SELECT count(*) FROM idem.mutations WHERE client_key = '$key' AND outcome = 'completed'")"
+check "no prepared transaction is left behind on the workers" "0 0" \
+  "$(q worker1 "SELECT count(*) FROM pg_prepared_xacts") $(q worker2 "SELECT count(*) FROM pg_prepared_xacts")"
+
+# ---- a duplicate storm over tenants on both workers ----------------------------------------------
+# 8 clients, 40 keys per tenant, each transaction: acquire; on acquired, the order and complete.
+storm=$session_dir/storm
+for t in "$t1" "$t2"; do
+  cat >"$storm-$t.sql" <<SQL
+\\set k random(1, 40)
+BEGIN;
+SELECT (outcome = 'acquired')::int AS won, handle, attempt FROM idem.acquire('$t', 'storm-key-000000:k', '{"k": :k}'::jsonb, caller => 'storm', resource => 'cart') \\gset
+\\if :won
+INSERT INTO orders VALUES ('$t', 'storm-:k', 1);
+SELECT idem.complete('$t', ':handle', :attempt, 201, '{}'::jsonb, 'stormed'::bytea);
+\\endif
+END;
+SQL
+done
+"$bin/pgbench" -n -M simple -c 8 -j 2 -t 40 -f "$storm-$t1.sql" -f "$storm-$t2.sql" "$(url_of)" >"$storm.log" 2>&1
+check "the storm ran (pgbench)" "0" "$?"
+# Two winners of one key would both insert its order: the second on the primary key would abort
+# its client. Every transaction of every client ran.
+check "all 320 storm transactions ran, none aborted" "320 0" \
+  "$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$storm.log") $(grep -c 'aborted' "$storm.log")"
+check "every storm key completed at most once: one order per key" "0" \
+  "$(q "SELECT count(*) FROM (SELECT tenant_id, order_id FROM orders WHERE order_id LIKE 'storm-%' GROUP BY 1, 2 HAVING count(*) > 1) d")"
+check "one completed audit row per resolved storm key, and one order each" "yes" \
+  "$(q "SELECT (SELECT count(*) FROM idem.mutations WHERE caller_id = 'storm' AND outcome = 'completed')
+             = (SELECT count(*) FROM idem.keys WHERE caller_id = 'storm' AND status = 'resolved')
+         AND (SELECT count(*) FROM idem.keys WHERE caller_id = 'storm' AND status = 'resolved')
+             = (SELECT count(*) FROM orders WHERE order_id LIKE 'storm-%')
+         AND (SELECT count(*) FROM orders WHERE order_id LIKE 'storm-%') > 40" | sed 's/^t$/yes/')"
+check "no storm key is left in progress" "0" "$(q "SELECT count(*) FROM idem.keys WHERE caller_id = 'storm' AND status = 'in_progress'")"
