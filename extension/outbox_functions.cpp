@@ -120,11 +120,16 @@ Datum outbox_note(FunctionCallInfo fcinfo) {
   return Int64GetDatum(transaction_outbox_id);
 }
 
-// Prepared once per backend (the plan cache revalidates it after DDL).
-SPIPlanPtr sequence_plan = nullptr;
+// Prepared once per backend (the plan cache revalidates it after DDL): one node's, and Citus's,
+// where commit time is outside any delegated call and only the tenant's local shards may be
+// written (docs/citus.md).
+SPIPlanPtr sequence_plans[2] = {nullptr, nullptr};
+const char* const kSequenceSql[2] = {"SELECT idem._outbox_sequence_group($1, $2, $3, $4)",
+                                     "SELECT idem._outbox_sequence_group_on_shard($1, $2, $3, $4)"};
 
 // One group's commit position, drawn as the extension's owner. Plain C: called through pg::call.
-void sequence_group_unsafe(const char* tenant, int tenant_len, const char* topic, int topic_len, int64 outbox_id, bool notify) {
+void sequence_group_unsafe(const char* tenant, int tenant_len, const char* topic, int topic_len, int64 outbox_id,
+                           bool notify, bool on_citus) {
   Oid owner = InvalidOid;
   HeapTuple ns = SearchSysCache1(NAMESPACENAME, CStringGetDatum("idem"));
   if (!HeapTupleIsValid(ns)) elog(ERROR, "schema idem is missing");
@@ -137,12 +142,14 @@ void sequence_group_unsafe(const char* tenant, int tenant_len, const char* topic
   SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
   SPI_connect();
   PushActiveSnapshot(GetTransactionSnapshot());
-  if (sequence_plan == nullptr) {
+  const int which = on_citus ? 1 : 0;
+  if (sequence_plans[which] == nullptr) {
     Oid types[4] = {TEXTOID, TEXTOID, INT8OID, BOOLOID};
-    SPIPlanPtr plan = SPI_prepare("SELECT idem._outbox_sequence_group($1, $2, $3, $4)", 4, types);
-    if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "cannot prepare idem._outbox_sequence_group");
-    sequence_plan = plan;
+    SPIPlanPtr plan = SPI_prepare(kSequenceSql[which], 4, types);
+    if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "cannot prepare \"%s\"", kSequenceSql[which]);
+    sequence_plans[which] = plan;
   }
+  SPIPlanPtr sequence_plan = sequence_plans[which];
   Datum values[4] = {PointerGetDatum(cstring_to_text_with_len(tenant, tenant_len)),
                      PointerGetDatum(cstring_to_text_with_len(topic, topic_len)), Int64GetDatum(outbox_id),
                      BoolGetDatum(notify)};
@@ -168,9 +175,10 @@ void sequence_groups(bool notify) {
     locked = g.lock_key;
   }
   const int64 outbox_id = transaction_outbox_id;
+  const bool on_citus = citus::distributed();
   for (const Group& g : groups) {
     pg::call(sequence_group_unsafe, g.tenant.data(), static_cast<int>(g.tenant.size()), g.topic.data(),
-             static_cast<int>(g.topic.size()), outbox_id, notify);
+             static_cast<int>(g.topic.size()), outbox_id, notify, on_citus);
   }
 }
 

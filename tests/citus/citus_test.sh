@@ -16,7 +16,7 @@ trap '"$ROOT/scripts/citus.sh" drop-database "$DB"; rm -rf "$session_dir"' EXIT
 
 # ---- distribution ------------------------------------------------------------------------------
 q "CREATE EXTENSION pg_idempotency" >/dev/null
-check "idem.citus_distribute() distributes the tables and registers the entry points" "27" \
+check "idem.citus_distribute() distributes the tables and registers the entry points" "28" \
   "$(q "SELECT count(*) FROM idem.citus_distribute()")"
 check "a second call changes nothing (idempotent)" "sequences: a range per node" "$(q "SELECT * FROM idem.citus_distribute()")"
 check "every tenant table is colocated with idem.keys" "12" \
@@ -130,6 +130,31 @@ out=$(session_run svc "SELECT outcome FROM idem.acquire('$t1', 'key-bound-role-0
 check "... and acquires for its own tenant" "acquired" "$out"
 check "the refused call wrote nothing" "0" "$(q "SELECT count(*) FROM idem.keys WHERE client_key = 'key-bound-role-0001'")"
 session_close svc
+
+# ---- the outbox: events sequenced at commit on the tenant's node -----------------------------------
+q "SELECT idem.create_topic('order.created', 'orders')" >/dev/null
+out=$(q_script <<SQL
+BEGIN;
+SELECT handle, attempt FROM idem.acquire('$t1', 'key-$t1-outbox-01', '{}'::jsonb) \gset
+INSERT INTO orders VALUES ('$t1', 'order-outbox-01', 500);
+SELECT idem.emit('$t1', 'order.created', '{"order":"order-outbox-01"}');
+SELECT idem.complete('$t1', :'handle', :attempt, 201, '{}'::jsonb, 'made'::bytea);
+COMMIT;
+SQL
+)
+check "acquire, order, emit and complete commit together through the coordinator" "" "$(error_of "$out")"
+check "the event's commit has the group's first position" "1 order-outbox-01" \
+  "$(q "SELECT c.position || ' ' || (e.payload->>'order') FROM idem.outbox_commits c JOIN idem.outbox_events e USING (tenant_id, topic, txn_id) WHERE c.tenant_id = '$t1'")"
+# A late committer: A emits first and commits last; positions follow the commits.
+session_run a "BEGIN; SELECT idem.emit('$t1', 'order.created', '{\"order\":\"emitted-first\"}');" >/dev/null
+session_run b "BEGIN; SELECT idem.emit('$t1', 'order.created', '{\"order\":\"emitted-second\"}'); COMMIT;" >/dev/null
+session_run a "COMMIT;" >/dev/null
+check "positions follow commit order, not emit order" "1 order-outbox-01,2 emitted-second,3 emitted-first" \
+  "$(q "SELECT string_agg(c.position || ' ' || (e.payload->>'order'), ',' ORDER BY c.position)
+          FROM idem.outbox_commits c JOIN idem.outbox_events e USING (tenant_id, topic, txn_id) WHERE c.tenant_id = '$t1'")"
+out=$(q "WITH e AS MATERIALIZED (SELECT idem.emit('$t1', 'order.created', '{}')) SELECT count(*) FROM e")
+check "an emit inside a larger query (run on the coordinator) is refused: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+check "... and leaves no event" "3" "$(q "SELECT count(*) FROM idem.outbox_events WHERE tenant_id = '$t1'")"
 
 # ---- a NULL tenant ------------------------------------------------------------------------------
 started=$(q "SELECT pg_postmaster_start_time()")

@@ -78,10 +78,10 @@ BEGIN
   END LOOP;
 
   -- The entry points that take a tenant run whole on its node, even inside a transaction block:
-  -- its key lock, its record and its audit row are that node's.
+  -- its key lock, its record, its audit row and its outbox events are that node's.
   FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace
-              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release')
+              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit')
               AND p.proargnames[1] = 'tenant'
               AND p.oid NOT IN (SELECT o.objid FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass
                                                               AND o.colocationid IS NOT NULL) LOOP

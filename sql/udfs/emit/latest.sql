@@ -9,6 +9,7 @@ DECLARE
   v_txn bigint;
 BEGIN
   PERFORM idem._require_tenant(tenant);  -- before the group is noted: a refused emit leaves nothing
+  PERFORM idem._require_local_tenant(tenant);  -- on Citus: its commit is sequenced on its node
   v_txn := idem._outbox_note(tenant, topic, key, payload);  -- tenant, key, payload size; the group
   IF NOT EXISTS (SELECT 1 FROM idem.outbox_topics t WHERE t.topic = emit.topic) THEN
     PERFORM idem._raise('ERR_OUTBOX_TOPIC_UNKNOWN', format('no outbox topic %L', emit.topic),

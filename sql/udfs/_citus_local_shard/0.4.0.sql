@@ -1,0 +1,22 @@
+CREATE OR REPLACE FUNCTION idem._citus_local_shard(p_table regclass, p_tenant text)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+  v_shard text;
+BEGIN
+  -- Only called on Citus, so its functions exist. The shard of p_table that holds the tenant,
+  -- schema-qualified and quoted, when it is on this node.
+  v_shard := shard_name(p_table, get_shard_id_for_distribution_column(p_table, p_tenant));
+  IF to_regclass(v_shard) IS NULL THEN
+    PERFORM idem._raise('ERR_TENANT_NOT_LOCAL',
+      format('the shard of tenant %s is not on this node', quote_literal(p_tenant)),
+      'Call through the coordinator, with the tenant first (docs/citus.md).');
+  END IF;
+  RETURN v_shard;
+END $function$
+;
+COMMENT ON FUNCTION idem._citus_local_shard(regclass,text) IS NULL;
+REVOKE ALL ON FUNCTION idem._citus_local_shard(regclass,text) FROM PUBLIC;
