@@ -3,7 +3,7 @@
 # each its own data directory under .citus/, running the private server copy with Citus
 # (scripts/citus-install.sh builds it once from ../shared/vendor/) and this checkout's extension.
 # usage: scripts/citus.sh start|stop|status|url [node] [db]|psql [node] [psql args...]|database NAME|drop-database NAME|destroy
-#   CITUS_PORT: the coordinator's port (default 54340); the workers take the next two.
+#   CITUS_PORT: the coordinator's port (default 54370); the workers take the next two.
 #   start   builds what is missing, starts the three servers, makes one cluster of them (Citus
 #           in the postgres database of each, the workers added to the coordinator). A no-op for
 #           servers already running from .citus/.
@@ -14,7 +14,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PORT=${CITUS_PORT:-54340}
+PORT=${CITUS_PORT:-54370}
 BASE=$ROOT/.citus
 NODES=(coordinator worker1 worker2)
 

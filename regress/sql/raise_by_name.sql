@@ -12,7 +12,7 @@ SELECT n AS name, expect_error(format('SELECT idem._raise(%L, %L)', n, 'what hap
                     'ERR_SCHEMA_UNTRUSTED', 'ERR_MACHINE_UNKNOWN', 'ERR_STATE_UNKNOWN',
                     'ERR_AUDIT_APPEND_ONLY', 'ERR_OUTBOX_TOPIC_UNKNOWN', 'ERR_OUTBOX_CONSUMER_UNKNOWN',
                     'ERR_OUTBOX_EVENT_UNKNOWN', 'ERR_OUTBOX_NOT_CLAIMED', 'ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
-                    'ERR_INTERNAL', 'ERR_OUT_OF_MEMORY']) AS n;
+                    'ERR_CITUS_MISSING', 'ERR_TENANT_NOT_LOCAL', 'ERR_INTERNAL', 'ERR_OUT_OF_MEMORY']) AS n;
 SELECT expect_error($$SELECT idem._raise('ERR_NO_SUCH_THING', 'x')$$) AS unknown_name;
 SELECT expect_error($$SELECT idem._raise(NULL, 'x')$$) AS null_name;
 SELECT error_hint($$SELECT idem._raise('ERR_LEASE_LOST', 'x', 'do this')$$) AS hint;

@@ -7,8 +7,11 @@ AS $function$
 DECLARE
   v_shard text;
 BEGIN
-  -- Only called on Citus, so its functions exist. The shard of p_table that holds the tenant,
-  -- schema-qualified and quoted, when it is on this node.
+  -- The shard of p_table that holds the tenant, schema-qualified and quoted, when it is on this
+  -- node. Called on Citus; anywhere else it says so.
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    PERFORM idem._raise('ERR_CITUS_MISSING', 'Citus is not installed in this database', 'Only Citus mode calls this (docs/citus.md).');
+  END IF;
   v_shard := shard_name(p_table, get_shard_id_for_distribution_column(p_table, p_tenant));
   IF to_regclass(v_shard) IS NULL THEN
     PERFORM idem._raise('ERR_TENANT_NOT_LOCAL',

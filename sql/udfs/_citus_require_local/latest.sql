@@ -5,8 +5,11 @@ CREATE OR REPLACE FUNCTION idem._citus_require_local(p_tenant text)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-  -- Only called on Citus (extension/citus/citus_mode.cpp), so Citus's catalogs exist. A NULL
-  -- tenant is the caller's to refuse, with its own error.
+  -- Called on Citus (extension/citus/citus_mode.cpp); anywhere else it says so. A NULL tenant is
+  -- the caller's to refuse, with its own error.
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    PERFORM idem._raise('ERR_CITUS_MISSING', 'Citus is not installed in this database', 'Only Citus mode calls this (docs/citus.md).');
+  END IF;
   IF p_tenant IS NULL THEN RETURN; END IF;
   IF NOT EXISTS (SELECT FROM pg_dist_placement p
                   WHERE p.shardid = get_shard_id_for_distribution_column('idem.keys', p_tenant)
