@@ -18,7 +18,8 @@ CREATE FUNCTION bench_payload(customer text, amount_cents bigint, ref text) RETU
           || '{"sku":"SKU-200345","name":"Müsli","quantity":1,"unit_price":4.5}],'
           || '"shipping":{"method":"express","amount":4.95},"ref":"' || ref || '"}')::jsonb;
 CREATE SEQUENCE bench_populated;
-SELECT CASE WHEN EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')
-            THEN (SELECT count(*) FROM idem.citus_distribute()) END AS distributed \gset
-SELECT CASE WHEN :'distributed' <> '' THEN
-  (SELECT create_distributed_table('bench_orders', 'tenant_id', colocate_with => 'idem.keys')::text) END;
+SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS on_citus \gset
+\if :on_citus
+SELECT count(*) FROM idem.citus_distribute();
+SELECT create_distributed_table('bench_orders', 'tenant_id', colocate_with => 'idem.keys');
+\endif
