@@ -2,7 +2,7 @@
 #include "core/interrupts.hpp"
 #include "extension/binding_cache.hpp"
 #include "extension/citus/citus_mode.hpp"
-#include "extension/citus/null_tenant_guard.hpp"
+#include "extension/citus/tenant_call_guard.hpp"
 #include "extension/gucs.hpp"
 #include "extension/hot_path/record_lookup.hpp"
 #include "extension/machine_cache.hpp"
@@ -47,5 +47,5 @@ void _PG_init(void) {
   // One relcache callback for every cache of ours: PostgreSQL has ten slots for the whole
   // backend, and Citus alone takes several.
   CacheRegisterRelcacheCallback(forget_cached_relation, 0);
-  idem::citus::install_null_tenant_guard();
+  idem::citus::install_tenant_call_guard();
 }

@@ -44,6 +44,7 @@ extern "C" {
 #include "utils/rel.h"            // RelationGetDescr
 #include "utils/snapmgr.h"        // GetLatestSnapshot
 #include "utils/timestamp.h"      // Interval datums
-#include "nodes/nodeFuncs.h"      // query_tree_walker: the NULL-tenant guard reads a query before Citus plans it
+#include "nodes/nodeFuncs.h"      // query_tree_walker: the tenant-call guard reads a query before Citus plans it
 #include "optimizer/planner.h"    // planner_hook, standard_planner
+#include "optimizer/optimizer.h"  // eval_const_expressions: a tenant as the planner will fold it
 }

@@ -129,7 +129,45 @@ check "a role bound to $t1 is refused for $t2 (on the other worker)" "ERR_TENANT
 out=$(session_run svc "SELECT outcome FROM idem.acquire('$t1', 'key-bound-role-0002', '{}'::jsonb);")
 check "... and acquires for its own tenant" "acquired" "$out"
 check "the refused call wrote nothing" "0" "$(q "SELECT count(*) FROM idem.keys WHERE client_key = 'key-bound-role-0001'")"
+# SET ROLE to an unbound role: on the tenant's node Citus logs in as that role, so the login
+# role's binding is checked on the coordinator, before the call leaves it (a plan made before the
+# SET ROLE is made again).
+q "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_citus_free') THEN
+     CREATE ROLE idem_citus_free LOGIN; END IF; END \$\$; GRANT idem_service TO idem_citus_free; GRANT idem_citus_free TO idem_citus_svc" >/dev/null
+session_run svc "PREPARE acquire_other AS SELECT outcome FROM idem.acquire('$t2', 'key-bound-role-0003', '{}'::jsonb);" >/dev/null
+out=$(session_run svc "EXECUTE acquire_other;")
+check "a prepared acquire for another tenant is refused" "ERR_TENANT_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run svc "SET ROLE idem_citus_free; SELECT outcome FROM idem.acquire('$t2', 'key-bound-role-0004', '{}'::jsonb);")
+check "under SET ROLE to an unbound role, the login role's binding still refuses $t2" "ERR_TENANT_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run svc "EXECUTE acquire_other;")
+check "... also for a statement prepared before the SET ROLE" "ERR_TENANT_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run svc "BEGIN; SELECT idem.emit('$t2', 'order.created', '{}'); ROLLBACK;")
+check "... and for emit" "ERR_TENANT_FORBIDDEN" "$(error_of "$out")"
+check "nothing was written for $t2 by the bound role" "0" \
+  "$(q "SELECT count(*) FROM idem.keys WHERE client_key IN ('key-bound-role-0003', 'key-bound-role-0004')")"
+out=$(session_run svc "SELECT outcome FROM idem.acquire('$t1', 'key-bound-role-0005', '{}'::jsonb);")
+check "under SET ROLE the bound role still acts for its own tenant" "acquired" "$out"
 session_close svc
+
+# A record that exists: a lease taken over, a release, a generation after the TTL (Citus refuses
+# a VOLATILE function in an UPDATE of a distributed table: the fencing token is drawn first).
+h=$(q "SELECT handle FROM idem.acquire('$t1', 'key-$t1-takeover', '{}'::jsonb, lease => '1 second')")
+a=$(q "SELECT attempt FROM idem.keys WHERE client_key = 'key-$t1-takeover'")
+sleep 1.2
+check "a lease that ran out is taken over (it resumes)" "resumed" "$(q "SELECT outcome FROM idem.acquire('$t1', 'key-$t1-takeover', '{}'::jsonb)")"
+out=$(q "SELECT idem.complete('$t1', '$h', $a, 200, '{}'::jsonb, ''::bytea)")
+check "the stale holder's complete: ERR_LEASE_LOST" "ERR_LEASE_LOST" "$(error_of "$out")"
+h=$(q "SELECT handle FROM idem.acquire('$t2', 'key-$t2-released', '{}'::jsonb)")
+a=$(q "SELECT attempt FROM idem.keys WHERE client_key = 'key-$t2-released'")
+q "SELECT idem.release('$t2', '$h', $a, 'processor timeout', false)" >/dev/null
+check "a released key is acquired again" "acquired" "$(q "SELECT outcome FROM idem.acquire('$t2', 'key-$t2-released', '{}'::jsonb)")"
+q_script >/dev/null <<SQL
+SELECT handle, attempt FROM idem.acquire('$t2', 'key-$t2-ttl', '{}'::jsonb, ttl => '1 second') \gset
+SELECT idem.complete('$t2', :'handle', :attempt, 200, '{}'::jsonb, 'first'::bytea);
+SQL
+sleep 1.2
+check "after its TTL a key starts generation 2" "acquired 2" \
+  "$(q "SELECT outcome || ' ' || generation FROM idem.acquire('$t2', 'key-$t2-ttl', '{}'::jsonb)")"
 
 # ---- the outbox: events sequenced at commit on the tenant's node -----------------------------------
 q "SELECT idem.create_topic('order.created', 'orders')" >/dev/null
@@ -168,7 +206,28 @@ EXECUTE acquire_for(NULL);
 SQL
 )
 check "a prepared acquire bound to a NULL tenant: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+q "CREATE FUNCTION public.no_tenant() RETURNS text LANGUAGE sql RETURN NULL::text" >/dev/null
+for form in "CAST(NULL AS varchar)::text" "(NULL::varchar)::text" "nullif('x', 'x')" "lower(NULL)" "public.no_tenant()"; do
+  out=$(q "SELECT outcome FROM idem.acquire($form, 'key-null-tenant-0003', '{}'::jsonb)")
+  check "acquire with the tenant $form: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+done
+for call in "idem.complete(NULL::varchar::text, 'x', 1, 200, '{}', '')" "idem.checkpoint(NULL::varchar::text, 'x', 1, 'p')" \
+            "idem.release(NULL::varchar::text, 'x', 1)" "idem.emit(NULL::varchar::text, 'order.created', '{}')" \
+            "idem.acquire(key => 'key-null-tenant-0004', payload => '{}'::jsonb, tenant => NULL::varchar::text)"; do
+  out=$(q "SELECT $call")
+  check "$call: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+done
+out=$(q "DO \$\$ DECLARE t text; r record; BEGIN SELECT * INTO r FROM idem.acquire(t, 'key-null-tenant-0005', '{}'::jsonb); END \$\$")
+check "a PL/pgSQL variable that is NULL: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
 check "the coordinator did not restart" "$started" "$(q "SELECT pg_postmaster_start_time()")"
+started_w1=$(q worker1 "SELECT pg_postmaster_start_time()")
+out=$(q worker1 "SELECT outcome FROM idem.acquire((NULL::varchar)::text, 'key-null-tenant-0006', '{}'::jsonb)")
+check "on a worker too: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+check "... and the worker did not restart" "$started_w1" "$(q worker1 "SELECT pg_postmaster_start_time()")"
+# A call in a FROM subquery is not delegated, and Citus crashed the coordinator on it.
+out=$(q "SELECT * FROM (SELECT * FROM idem.acquire('$t1', 'key-$t1-subquery', '{}'::jsonb)) s")
+check "an acquire in a FROM subquery: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+check "... and the coordinator did not restart" "$started" "$(q "SELECT pg_postmaster_start_time()")"
 
 # ---- ids ----------------------------------------------------------------------------------------
 check "audit ids are distinct across the nodes" "0" \

@@ -23,6 +23,8 @@ DECLARE
   v_scope    text := coalesce(current_setting('idem.key_scope', true), 'tenant');
   v_owner_lock bigint := idem._owner_lock_key(p_tenant, p_key);
   v_owner_locked boolean := false;
+  v_attempt  bigint;   -- a takeover's or a new generation's fencing token
+  v_expires  timestamptz;
 BEGIN
   PERFORM idem._require_tenant(p_tenant);
   IF p_on_busy IS NULL OR p_on_busy NOT IN ('reject', 'wait') THEN
@@ -190,9 +192,14 @@ BEGIN
     ELSIF v_decision = 'resume' THEN
       -- Take over at the last recovery point with a new fencing token; the handler verifies the
       -- side effect the recovery point names before repeating anything.
-      UPDATE idem.keys k SET status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
+      -- The token is drawn first: Citus refuses a VOLATILE function inside an UPDATE of a
+      -- distributed table (a token lost to a retry of the loop is a gap, as a rolled-back one).
+      v_attempt := nextval('idem.fencing_token_seq');
+      v_expires := v_now + v_lease + v_ttl;
+      UPDATE idem.keys k SET status = 'in_progress', attempt = v_attempt,
              lease_interval = v_lease, ttl = v_ttl, lease_expires_at = v_now + v_lease,
-             expires_at = CASE WHEN k.recovery_point IS NULL THEN v_now + v_lease + v_ttl END,
+             -- Computed here: Citus allows no STABLE operator inside a CASE of a distributed UPDATE.
+             expires_at = CASE WHEN k.recovery_point IS NULL THEN v_expires END,
              attempted_at = v_now, attempts_in_generation = k.attempts_in_generation + 1,
              lease_secret_hash = sha256(convert_to(v_secret, 'UTF8')),
              -- The attempt taken over may have called the handler: its payload stays the key's.
@@ -205,8 +212,9 @@ BEGIN
     ELSE
       -- new_generation: the record is history. fresh_attempt: released before any checkpoint
       -- (its payload_pinned stays: the decision let only the pinned payload through).
+      v_attempt := nextval('idem.fencing_token_seq');  -- drawn first, as above
       UPDATE idem.keys k SET
-          status = 'in_progress', attempt = nextval('idem.fencing_token_seq'),
+          status = 'in_progress', attempt = v_attempt,
           generation = k.generation + CASE WHEN v_decision = 'new_generation' THEN 1 ELSE 0 END,
           payload_hash = p_hash, hash_scheme = idem.fingerprint_scheme(), caller_id = p_caller,
           resource = p_resource, client_key = p_key, lease_interval = v_lease, ttl = v_ttl,

@@ -16,7 +16,7 @@ BEGIN
       'Install Citus on every node, load it (shared_preload_libraries = ''citus''), CREATE EXTENSION citus, then call idem.citus_distribute() on the coordinator (docs/citus.md).');
   END IF;
   -- A NULL tenant would crash a node that plans the call without our planner hook in front of
-  -- Citus's (extension/citus/null_tenant_guard.hpp): pg_idempotency must be loaded after citus.
+  -- Citus's (extension/citus/tenant_call_guard.hpp): pg_idempotency must be loaded after citus.
   IF EXISTS (SELECT FROM run_command_on_all_nodes($$SELECT current_setting('shared_preload_libraries')$$) n
               WHERE NOT n.success OR n.result !~ '^(.*,)?\s*citus\s*,(.*,)?\s*pg_idempotency\s*(,.*)?$') THEN
     PERFORM idem._raise('ERR_CITUS_MISSING', 'pg_idempotency is not loaded after citus on every node',
