@@ -17,6 +17,8 @@ else
     exit 1
   fi
 fi
+# The client's Citus-mode program (tests/citus/client_citus.cpp), built where make test builds.
+bash -c "source '$ROOT/scripts/lib.sh' && build_cmake build client_citus -DIDEM_BENCH=OFF -DIDEM_TESTS=ON" || exit 1
 rc=0
 "$ROOT/tests/citus/citus_test.sh" || rc=$?
 [ "$started" = 0 ] || "$ROOT/scripts/citus.sh" stop

@@ -45,6 +45,27 @@ const std::vector<pg::Statement> kStatements = {
     {kRelease, "SELECT idem.release($1, $2::bigint, $3, $4::boolean)"},
 };
 
+// ClientOptions::citus: the same statements with the tenant first (the parameters gain it as $1).
+const std::vector<pg::Statement> kCitusStatements = [] {
+  std::vector<pg::Statement> statements = kStatements;
+  for (pg::Statement& s : statements) {
+    if (s.name == std::string(kComplete)) {
+      s.sql = "SELECT idem.complete($1, $2, $3::bigint, $4::integer, $5::jsonb, $6::bytea, $7, $8::jsonb, $9, $10::boolean)";
+    } else if (s.name == std::string(kCheckpoint)) {
+      s.sql = "SELECT idem.checkpoint($1, $2, $3::bigint, $4, $5::jsonb, $6::boolean)";
+    } else if (s.name == std::string(kRelease)) {
+      s.sql = "SELECT idem.release($1, $2, $3::bigint, $4, $5::boolean)";
+    }
+  }
+  return statements;
+}();
+
+// The parameters of complete, checkpoint or release: with the tenant first on Citus.
+std::vector<SqlValue> tenant_first(bool citus, const std::string& tenant, std::vector<SqlValue> params) {
+  if (citus) params.insert(params.begin(), tenant);
+  return params;
+}
+
 // Columns of kAcquire.
 enum AcquireColumn {
   kOutcome, kHandle, kToken, kRecoveryPoint, kRecoveryData, kStatus, kHeaders, kBody, kRetryAfter, kHandlerKey,
@@ -157,7 +178,7 @@ struct ClientCore {
         ++open;
         lock.unlock();
         try {
-          auto s = std::make_unique<pg::Session>(uri, kStatements, counters);
+          auto s = std::make_unique<pg::Session>(uri, options.citus ? kCitusStatements : kStatements, counters);
           ++opened;
           return Checkout(this, std::move(s), true);
         } catch (...) {
@@ -319,7 +340,8 @@ struct ClientCore {
       return response;
     }
     try {
-      session.execute_and_commit(kComplete, complete_params(state, response, state.audit));
+      session.execute_and_commit(kComplete, tenant_first(options.citus, state.request->tenant,
+                                                         complete_params(state, response, state.audit)));
     } catch (const OutcomeUnknown&) {
       throw;
     } catch (...) {
@@ -433,8 +455,9 @@ void Lease::checkpoint(const std::string& recovery_point, const std::optional<st
   // Running it again with the same token only records the same checkpoint again: retried on
   // another connection when a pooled one turns out dead.
   auto c = state_->core->checkout_and([&](pg::Session& s) {
-    s.exec_prepared_autocommit(kCheckpoint, {a.handle, std::to_string(a.token), recovery_point, data_json,
-                                             handler_called ? "true" : "false"});
+    s.exec_prepared_autocommit(kCheckpoint, tenant_first(state_->core->options.citus, state_->request.tenant,
+                                                         {a.handle, std::to_string(a.token), recovery_point, data_json,
+                                                          handler_called ? "true" : "false"}));
   });
   state_->attempt.recovery_point = recovery_point;
   state_->attempt.recovery_data = data_json;
@@ -442,7 +465,8 @@ void Lease::checkpoint(const std::string& recovery_point, const std::optional<st
 
 Response Lease::complete(const Response& response, const Audit& audit) {
   auto c = state_->core->checkout();
-  c.session->exec_prepared_autocommit(kComplete, detail::ClientCore::complete_params(state_->attempt, response, audit));
+  c.session->exec_prepared_autocommit(kComplete, tenant_first(state_->core->options.citus, state_->request.tenant,
+                                                             detail::ClientCore::complete_params(state_->attempt, response, audit)));
   return response;
 }
 
@@ -461,7 +485,8 @@ void Lease::release(const std::string& error, std::optional<bool> handler_called
   const Attempt::State& a = state_->attempt;
   auto c = state_->core->checkout();
   const SqlValue called = handler_called ? SqlValue(*handler_called ? "true" : "false") : SqlValue();
-  c.session->exec_prepared_autocommit(kRelease, {a.handle, std::to_string(a.token), error, called});
+  c.session->exec_prepared_autocommit(kRelease, tenant_first(state_->core->options.citus, state_->request.tenant,
+                                                            {a.handle, std::to_string(a.token), error, called}));
 }
 
 std::vector<SqlRow> Client::query(const std::string& sql, const std::vector<SqlValue>& params) {

@@ -194,6 +194,10 @@ out=$(q "WITH e AS MATERIALIZED (SELECT idem.emit('$t1', 'order.created', '{}'))
 check "an emit inside a larger query (run on the coordinator) is refused: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
 check "... and leaves no event" "3" "$(q "SELECT count(*) FROM idem.outbox_events WHERE tenant_id = '$t1'")"
 
+# ---- the C++ client with ClientOptions::citus ------------------------------------------------------
+"$ROOT/build/client_citus" "$(url_of)" "$t2"
+check "the client's Citus mode (build/client_citus, its checks above)" "0" "$?"
+
 # ---- a NULL tenant ------------------------------------------------------------------------------
 started=$(q "SELECT pg_postmaster_start_time()")
 out=$(q "SELECT outcome FROM idem.acquire(NULL, 'key-null-tenant-0001', '{}'::jsonb)")

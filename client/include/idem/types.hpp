@@ -27,6 +27,9 @@ struct ClientOptions {
   std::chrono::milliseconds acquire_timeout{5000}; // longest wait for a free connection
   std::size_t max_body_bytes = 1 << 20;            // larger bodies: 413 (the server's default bound)
   std::string problem_type_base = "urn:pg-idempotency:error:";  // problem+json "type" = base + name
+  // true: the server runs on Citus (docs/citus.md): complete, checkpoint and release are sent in
+  // their tenant-first forms, which Citus runs on the tenant's node (servers from 0.4.0 on).
+  bool citus = false;
 };
 
 struct Header {
