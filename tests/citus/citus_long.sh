@@ -68,3 +68,21 @@ check "one completed audit row per resolved storm key, and one order each" "yes"
              = (SELECT count(*) FROM orders WHERE order_id LIKE 'storm-%')
          AND (SELECT count(*) FROM orders WHERE order_id LIKE 'storm-%') > 40" | sed 's/^t$/yes/')"
 check "no storm key is left in progress" "0" "$(q "SELECT count(*) FROM idem.keys WHERE caller_id = 'storm' AND status = 'in_progress'")"
+
+# ---- citus_distribute refuses a cluster it cannot guard -----------------------------------------
+# worker2 restarted without pg_idempotency preloaded: its planner hook would not stand in front of
+# Citus's there, and a NULL tenant would crash it.
+data2=$(readlink -f "$ROOT/.citus")/worker2/data
+pg_bin=$(readlink -f "$ROOT/build/pg-install")/usr/lib/postgresql/15/bin
+as_postgres() { if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
+without_sessions as_postgres "$pg_bin/pg_ctl" -D "$data2" -m fast -w restart -o "-p $(port_of worker2) -c shared_preload_libraries=citus" >/dev/null
+"$ROOT/scripts/citus.sh" database idem_citus_preload >/dev/null
+preload_url=$("$ROOT/scripts/citus.sh" url coordinator idem_citus_preload)
+PGOPTIONS="-c client_min_messages=warning" psql "$preload_url" -qAtX -c "CREATE EXTENSION pg_idempotency" >/dev/null 2>&1
+out=$(PGOPTIONS="-c client_min_messages=warning" psql "$preload_url" -qAtX -c "SELECT * FROM idem.citus_distribute()" 2>&1)
+check "citus_distribute with a node that does not preload pg_idempotency: ERR_CITUS_MISSING" "ERR_CITUS_MISSING" "$(error_of "$out")"
+check "... and nothing was distributed" "0" \
+  "$(PGOPTIONS="-c client_min_messages=warning" psql "$preload_url" -qAtX -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid::text LIKE 'idem.%'" 2>&1)"
+"$ROOT/scripts/citus.sh" drop-database idem_citus_preload >/dev/null
+without_sessions as_postgres "$pg_bin/pg_ctl" -D "$data2" -m fast -w restart -o "-p $(port_of worker2)" >/dev/null
+check "worker2 is back with both libraries" "citus,pg_stat_statements,pg_idempotency" "$(q worker2 "SHOW shared_preload_libraries")"

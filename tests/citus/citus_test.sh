@@ -147,6 +147,8 @@ check "nothing was written for $t2 by the bound role" "0" \
   "$(q "SELECT count(*) FROM idem.keys WHERE client_key IN ('key-bound-role-0003', 'key-bound-role-0004')")"
 out=$(session_run svc "SELECT outcome FROM idem.acquire('$t1', 'key-bound-role-0005', '{}'::jsonb);")
 check "under SET ROLE the bound role still acts for its own tenant" "acquired" "$out"
+out=$(session_run svc "SELECT * FROM idem.citus_distribute();")
+check "citus_distribute as a service role: refused" "permission denied" "$(grep -o 'permission denied' <<<"$out" | head -1)"
 session_close svc
 
 # A record that exists: a lease taken over, a release, a generation after the TTL (Citus refuses

@@ -73,6 +73,14 @@ session_output() {
   tail -n +"$((seen + 1))" "${SESSION_OUT[$name]}" | head -n "$((total - seen))"
   echo "$total" >"$session_dir/$name.seen"
 }
+# without_sessions CMD...: CMD with the sessions' FIFOs closed, for a command that leaves a process
+# behind (pg_ctl start: a postmaster holding a FIFO open would keep its session from ever ending).
+without_sessions() {
+  (
+    for other in "${SESSION_FD[@]}"; do eval "exec $other>&-"; done
+    "$@"
+  )
+}
 session_close() {
   eval "exec ${SESSION_FD[$1]}>&-"
   wait "${SESSION_PID[$1]}" 2>/dev/null || true
