@@ -99,7 +99,12 @@ Datum require_local_tenant(FunctionCallInfo fcinfo) {
   PG_RETURN_VOID();
 }
 
+// idem._citus_mode(): whether this database runs on Citus (the PL/pgSQL entry points that cannot
+// act on every tenant at once there refuse, naming their per-tenant form).
+Datum citus_mode(FunctionCallInfo) { PG_RETURN_BOOL(distributed()); }
+
 }  // namespace
 }  // namespace idem::citus
 
 IDEM_SQL_FUNCTION(idem_require_local_tenant, idem::citus::require_local_tenant)
+IDEM_SQL_FUNCTION(idem_citus_mode, idem::citus::citus_mode)

@@ -196,6 +196,47 @@ out=$(q "WITH e AS MATERIALIZED (SELECT idem.emit('$t1', 'order.created', '{}'))
 check "an emit inside a larger query (run on the coordinator) is refused: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
 check "... and leaves no event" "3" "$(q "SELECT count(*) FROM idem.outbox_events WHERE tenant_id = '$t1'")"
 
+# ---- the outbox's consumers: one tenant at a time --------------------------------------------------
+q "SELECT idem.create_consumer('shipper', ARRAY['order.created'])" >/dev/null
+q_script >/dev/null <<SQL
+BEGIN; SELECT idem.emit('$t2', 'order.created', '{"order":"t2-first"}'); COMMIT;
+BEGIN; SELECT idem.emit('$t2', 'order.created', '{"order":"t2-second"}'); COMMIT;
+SQL
+check_has "a claim across tenants is refused, naming claim_tenant: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" \
+  "$(q "SELECT count(*) FROM idem.claim('shipper')")"
+check "outbox_backlog names both tenants' groups (read on every node)" "$(printf '%s\n' "$t1" "$t2" | sort | paste -sd,)" \
+  "$(q "SELECT string_agg(tenant_id, ',' ORDER BY tenant_id) FROM idem.outbox_backlog('shipper')")"
+check "outbox_lag counts the backlog of both workers" "5" "$(q "SELECT backlog FROM idem.outbox_lag WHERE consumer = 'shipper'")"
+claimed=$(q "SELECT string_agg(event_id || ':' || token, ' ' ORDER BY event_id) FROM idem.claim_tenant('shipper', '$t1')")
+check "claim_tenant hands out the tenant's events in commit order" "order-outbox-01,emitted-second,emitted-first" \
+  "$(q "SELECT string_agg(e.payload->>'order', ',' ORDER BY c.position) FROM idem.outbox_commits c JOIN idem.outbox_events e USING (tenant_id, topic, txn_id)
+         WHERE c.tenant_id = '$t1' AND e.event_id IN ($(sed 's/:[^ ]*//g; s/ /,/g' <<<"$claimed"))")"
+token=${claimed##*:}
+first=${claimed%%:*}
+check "a second claim_tenant while the claim is live hands out nothing" "0" "$(q "SELECT count(*) FROM idem.claim_tenant('shipper', '$t1')")"
+check "tenant-first consume_once: the first time true" "t" "$(q "SELECT idem.consume_once('shipper', '$t1', $first, '$token')")"
+check "... and false for a redelivery" "f" "$(q "SELECT idem.consume_once('shipper', '$t1', $first, '$token')")"
+check_has "consume_once with another tenant than the event's: ERR_OUTBOX_EVENT_UNKNOWN" "ERR_OUTBOX_EVENT_UNKNOWN" \
+  "$(q "SELECT idem.consume_once('shipper', '$t2', $first, '$token')")"
+check "tenant-first ack of the claim's three events" "3" \
+  "$(q "SELECT idem.ack('shipper', '$t1', ARRAY[$(sed 's/:[^ ]*//g; s/ /,/g' <<<"$claimed")]::bigint[], '$token')")"
+t2claim=$(q "SELECT event_id || ':' || token FROM idem.claim_tenant('shipper', '$t2', batch => 1)")
+check "tenant-first nack: the event is retried" "retry" \
+  "$(q "SELECT idem.nack('shipper', '$t2', ${t2claim%%:*}, '${t2claim##*:}', 'processor down', interval '0')")"
+t2claim=$(q "SELECT string_agg(event_id || ':' || token, ' ' ORDER BY event_id) FROM idem.claim_tenant('shipper', '$t2')")
+check "... and handed out again with its successor" "2" "$(wc -w <<<"$t2claim")"
+check "the ack without a tenant works through the coordinator too" "2" \
+  "$(q "SELECT idem.ack('shipper', ARRAY[$(sed 's/:[^ ]*//g; s/ /,/g' <<<"$t2claim")]::bigint[], '${t2claim##*:}')")"
+check "outbox_lag: nothing left" "0" "$(q "SELECT backlog FROM idem.outbox_lag WHERE consumer = 'shipper'")"
+check "outbox_backlog: nothing left" "0" "$(q "SELECT count(*) FROM idem.outbox_backlog('shipper')")"
+check "purge_outbox through the coordinator deletes the acked events but each group's newest commit" "3" "$(q "SELECT idem.purge_outbox(interval '0')")"
+q_script >/dev/null <<SQL
+BEGIN; SELECT idem.emit('$t1', 'order.created', '{"order":"after-the-purge"}'); COMMIT;
+SQL
+check "an emit after the purge takes the group's next position, above the cursor" "4 after-the-purge" \
+  "$(q "SELECT c.position || ' ' || (e.payload->>'order') FROM idem.outbox_commits c JOIN idem.outbox_events e USING (tenant_id, topic, txn_id) WHERE c.tenant_id = '$t1' ORDER BY c.position DESC LIMIT 1")"
+check "... and is handed out" "after-the-purge" "$(q "SELECT payload->>'order' FROM idem.claim_tenant('shipper', '$t1')")"
+
 # ---- the C++ client with ClientOptions::citus ------------------------------------------------------
 "$ROOT/build/client_citus" "$(url_of)" "$t2"
 check "the client's Citus mode (build/client_citus, its checks above)" "0" "$?"

@@ -8,6 +8,7 @@ AS $function$
 DECLARE
   d record;
   v_n integer := 0;
+  v_now timestamptz := clock_timestamp();  -- a value: Citus refuses a volatile function in an UPDATE
 BEGIN
   FOR d IN SELECT * FROM idem.outbox_dead_letters x
             WHERE x.tenant_id = p_tenant AND x.consumer = p_consumer AND x.event_id = ANY (p_ids)
@@ -20,7 +21,7 @@ BEGIN
       PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
         format('replay of event %s is claimed by consumer %L under another token', d.event_id, p_consumer), 'Claim again.');
     END IF;
-    UPDATE idem.outbox_dead_letters x SET resolved_at = clock_timestamp(), resolution = 'replayed', claim_until = NULL
+    UPDATE idem.outbox_dead_letters x SET resolved_at = v_now, resolution = 'replayed', claim_until = NULL
      WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
     v_n := v_n + 1;
   END LOOP;

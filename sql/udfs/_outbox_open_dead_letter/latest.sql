@@ -7,10 +7,14 @@ CREATE OR REPLACE FUNCTION idem._outbox_open_dead_letter(p_consumer text, p_even
 AS $function$
 DECLARE
   d idem.outbox_dead_letters;
+  v_tenant text;
 BEGIN
   PERFORM idem._outbox_consumer(p_consumer);
+  -- Its tenant first, then the row locked by it: a lock Citus takes on the tenant's shard.
+  SELECT x.tenant_id INTO v_tenant FROM idem.outbox_dead_letters x
+   WHERE x.consumer = p_consumer AND x.event_id = p_event_id AND x.resolved_at IS NULL;
   SELECT * INTO d FROM idem.outbox_dead_letters x
-   WHERE x.consumer = p_consumer AND x.event_id = p_event_id AND x.resolved_at IS NULL FOR UPDATE;
+   WHERE x.tenant_id = v_tenant AND x.consumer = p_consumer AND x.event_id = p_event_id AND x.resolved_at IS NULL FOR UPDATE;
   -- Another tenant's dead letter is not there for a bound operator: the same answer as none, so
   -- event ids (one global sequence) probe nothing.
   IF NOT FOUND OR NOT idem._tenant_visible(d.tenant_id) THEN

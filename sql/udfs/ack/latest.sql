@@ -15,55 +15,28 @@ CREATE OR REPLACE FUNCTION idem.ack(consumer text, event_ids bigint[], token uui
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
- SET enable_seqscan TO 'off'
 AS $function$
-DECLARE
-  g record;
-  v_n integer := 0;
-  v_missing bigint;
-  v_replays bigint[];
-  v_ids bigint[];
-  v_positions bigint[];
 BEGIN
-  PERFORM idem._require_flat_array(event_ids, 'event_ids');
-  PERFORM idem._outbox_consumer(consumer);
-  IF token IS NULL THEN
-    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'token must be the claim token idem.claim returned');
-  END IF;
-  IF event_ids IS NULL OR cardinality(event_ids) = 0 OR array_position(event_ids, NULL) IS NOT NULL THEN
-    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'event_ids must be a non-empty array without NULLs');
-  END IF;
-  SELECT x INTO v_missing FROM unnest(event_ids) AS x
-   WHERE NOT EXISTS (SELECT 1 FROM idem.outbox_events e WHERE e.event_id = x) LIMIT 1;
-  IF FOUND THEN
-    PERFORM idem._outbox_event(consumer, v_missing);  -- raises ERR_OUTBOX_EVENT_UNKNOWN
-  END IF;
-  FOR g IN SELECT e.tenant_id, e.topic, array_agg(e.event_id ORDER BY e.event_id) AS ids,
-                  array_agg(m.position ORDER BY e.event_id) AS positions
-             FROM idem.outbox_events e
-             LEFT JOIN idem.outbox_commits m ON m.tenant_id = e.tenant_id AND m.topic = e.topic AND m.txn_id = e.txn_id
-            WHERE e.event_id = ANY (event_ids)
-            GROUP BY e.tenant_id, e.topic ORDER BY e.tenant_id, e.topic LOOP
-    IF NOT EXISTS (SELECT 1 FROM idem.outbox_subscriptions s WHERE s.consumer = ack.consumer AND s.topic = g.topic) THEN
-      PERFORM idem._outbox_event(consumer, g.ids[1]);  -- raises ERR_OUTBOX_NOT_CLAIMED
-    END IF;
-    -- One claim may hold replays of dead letters and the group's own events: each part is acked
-    -- where it is kept.
-    SELECT coalesce(array_agg(d.event_id), '{}') INTO v_replays FROM idem.outbox_dead_letters d
-     WHERE d.tenant_id = g.tenant_id AND d.consumer = ack.consumer AND d.event_id = ANY (g.ids)
-       AND ((d.claim_token IS NOT NULL AND d.resolved_at IS NULL) OR (d.resolution = 'replayed' AND d.claim_token = token));
-    IF cardinality(v_replays) > 0 THEN
-      v_n := v_n + idem._outbox_ack_replays(consumer, g.tenant_id, v_replays, token);
-    END IF;
-    IF cardinality(v_replays) < cardinality(g.ids) THEN
-      SELECT array_agg(u.id ORDER BY u.n), array_agg(u.pos ORDER BY u.n) INTO v_ids, v_positions
-        FROM unnest(g.ids, g.positions) WITH ORDINALITY AS u(id, pos, n) WHERE NOT (u.id = ANY (v_replays));
-      v_n := v_n + idem._outbox_ack_group(consumer, g.tenant_id, g.topic, v_ids, v_positions, token);
-    END IF;
-  END LOOP;
-  RETURN v_n;
+  RETURN idem._outbox_ack(consumer, NULL, event_ids, token);
 END $function$
 ;
 COMMENT ON FUNCTION idem.ack(text,bigint[],uuid) IS 'Acknowledges claimed events (one update per group); returns how many were newly acked. Ack in the transaction of the effect when it is in this database.';
 REVOKE ALL ON FUNCTION idem.ack(text,bigint[],uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.ack(text,bigint[],uuid) TO idem_consumer;
+
+CREATE OR REPLACE FUNCTION idem.ack(consumer text, tenant text, event_ids bigint[], token uuid)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+  IF tenant IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'tenant must not be NULL', 'Pass the tenant_id idem.claim_tenant returned with the events.');
+  END IF;
+  RETURN idem._outbox_ack(consumer, tenant, event_ids, token);
+END $function$
+;
+COMMENT ON FUNCTION idem.ack(text,text,bigint[],uuid) IS 'idem.ack of events of tenant (on Citus it runs on the tenant''s node); another tenant''s event is unknown here.';
+REVOKE ALL ON FUNCTION idem.ack(text,text,bigint[],uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.ack(text,text,bigint[],uuid) TO idem_consumer;

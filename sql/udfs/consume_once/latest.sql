@@ -3,38 +3,28 @@ CREATE OR REPLACE FUNCTION idem.consume_once(consumer text, event_id bigint, tok
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
- SET enable_seqscan TO 'off'
 AS $function$
-DECLARE
-  ev record;
-  cur idem.outbox_cursor_states;
 BEGIN
-  PERFORM idem._outbox_consumer(consumer);
-  ev := idem._outbox_event(consumer, event_id);
-  IF token IS NOT NULL THEN
-    -- Fencing: hold the claim (a share lock until this transaction ends) so it cannot be taken
-    -- over while the effect commits; a claim already taken over refuses the effect.
-    -- A claimed replay of a dead letter is fenced by its own row; the group's cursor is locked
-    -- only for the group's events (two workers each replaying the other's group must not wait on
-    -- each other's cursors).
-    PERFORM 1 FROM idem.outbox_dead_letters d
-     WHERE d.tenant_id = ev.tenant_id AND d.consumer = consume_once.consumer AND d.event_id = consume_once.event_id
-       AND d.claim_token = token AND d.resolved_at IS NULL FOR SHARE;
-    IF NOT FOUND THEN
-      cur := idem._outbox_lock(ev.tenant_id, consume_once.consumer, ev.topic, 'share');
-      -- coalesce: a group without an open claim (claim_token NULL) must refuse, not pass.
-      IF NOT coalesce(cur.claim_token = token AND event_id = ANY (cur.claim_events), false) THEN
-        PERFORM idem._raise('ERR_OUTBOX_CLAIM_TOKEN_MISMATCH',
-          format('event %s is not claimed by consumer %L under token %s (expired and taken over, or acked)', event_id, consumer, token),
-          'Roll back this effect: another worker holds the event now.');
-      END IF;
-    END IF;
-  END IF;
-  INSERT INTO idem.outbox_consumed (tenant_id, consumer, event_id) VALUES (ev.tenant_id, consumer, event_id)
-    ON CONFLICT DO NOTHING;
-  RETURN FOUND;
+  RETURN idem._outbox_consume_once(consumer, NULL, event_id, token);
 END $function$
 ;
 COMMENT ON FUNCTION idem.consume_once(text,bigint,uuid) IS 'True the first time the consumer applies the event, false for a redelivery; call it in the transaction of the effect. With the claim token it also fences out a worker whose claim was taken over.';
 REVOKE ALL ON FUNCTION idem.consume_once(text,bigint,uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.consume_once(text,bigint,uuid) TO idem_consumer;
+
+CREATE OR REPLACE FUNCTION idem.consume_once(consumer text, tenant text, event_id bigint, token uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+  IF tenant IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'tenant must not be NULL', 'Pass the tenant_id idem.claim_tenant returned with the event.');
+  END IF;
+  RETURN idem._outbox_consume_once(consumer, tenant, event_id, token);
+END $function$
+;
+COMMENT ON FUNCTION idem.consume_once(text,text,bigint,uuid) IS 'idem.consume_once of an event of tenant (on Citus it runs on the tenant''s node, beside the effect''s rows); token NULL does not fence.';
+REVOKE ALL ON FUNCTION idem.consume_once(text,text,bigint,uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.consume_once(text,text,bigint,uuid) TO idem_consumer;

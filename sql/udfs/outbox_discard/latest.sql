@@ -7,6 +7,7 @@ CREATE OR REPLACE FUNCTION idem.outbox_discard(consumer text, event_id bigint, r
 AS $function$
 DECLARE
   d idem.outbox_dead_letters;
+  v_now timestamptz := clock_timestamp();  -- a value: Citus refuses a volatile function in an UPDATE
 BEGIN
   PERFORM idem._outbox_consumer(consumer);
   IF reason IS NULL OR btrim(reason) = '' THEN
@@ -14,7 +15,7 @@ BEGIN
   END IF;
   d := idem._outbox_open_dead_letter(consumer, event_id);
   UPDATE idem.outbox_dead_letters x
-     SET resolved_at = clock_timestamp(), resolution = 'discarded', resolution_note = reason, claim_token = NULL, claim_until = NULL
+     SET resolved_at = v_now, resolution = 'discarded', resolution_note = reason, claim_token = NULL, claim_until = NULL
    WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
 END $function$
 ;

@@ -7,9 +7,10 @@ CREATE OR REPLACE FUNCTION idem.outbox_replay(consumer text, event_id bigint)
 AS $function$
 DECLARE
   d idem.outbox_dead_letters;
+  v_now timestamptz := clock_timestamp();  -- a value: Citus refuses a volatile function in an UPDATE
 BEGIN
   d := idem._outbox_open_dead_letter(consumer, event_id);
-  UPDATE idem.outbox_dead_letters x SET replay_requested_at = clock_timestamp(), claim_token = NULL, claim_until = NULL
+  UPDATE idem.outbox_dead_letters x SET replay_requested_at = v_now, claim_token = NULL, claim_until = NULL
    WHERE x.tenant_id = d.tenant_id AND x.consumer = d.consumer AND x.event_id = d.event_id;
 END $function$
 ;

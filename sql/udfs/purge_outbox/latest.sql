@@ -13,6 +13,11 @@ DECLARE
   v_txns bigint[];
   v_ids bigint[];
   v_n bigint := 0;
+  c text;
+  st idem.outbox_cursor_states;
+  v_last bigint;
+  v_citus boolean := idem._citus_mode();
+  v_newest bigint;
 BEGIN
   PERFORM idem._require_unbound('purge_outbox');
   IF older_than IS NULL OR older_than < interval '0' THEN
@@ -36,13 +41,16 @@ BEGIN
     -- acked nothing of the group).
     -- v_safe: the first position some consumer has not fully acked (the commit a consumer's ack
     -- stopped in is done only if its last event is acked).
-    SELECT min(CASE WHEN st.acked_event_id >= coalesce(
-                       (SELECT max(e.event_id) FROM idem.outbox_commits m JOIN idem.outbox_events e
-                            ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
-                         WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position = st.acked_position), 0)
-                    THEN st.acked_position + 1 ELSE st.acked_position END) INTO v_safe
-      FROM unnest(coalesce(v_consumers, '{}')) AS s(consumer),
-           LATERAL idem._outbox_state(g.tenant_id, s.consumer, g.topic) st;
+    v_safe := NULL;
+    FOREACH c IN ARRAY coalesce(v_consumers, '{}') LOOP
+      -- One consumer's state at a time, in statements of their own: on Citus a function that
+      -- reads a distributed table must not run inside another distributed query.
+      st := idem._outbox_state(g.tenant_id, c, g.topic);
+      SELECT max(e.event_id) INTO v_last FROM idem.outbox_commits m JOIN idem.outbox_events e
+          ON e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
+       WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic AND m.position = st.acked_position;
+      v_safe := least(v_safe, CASE WHEN st.acked_event_id >= coalesce(v_last, 0) THEN st.acked_position + 1 ELSE st.acked_position END);
+    END LOOP;
     -- Superseded delivery states (never the newest: a state newer than this snapshot's newest
     -- is not seen, so what is deleted is older still).
     DELETE FROM idem.outbox_cursor_states x
@@ -50,6 +58,12 @@ BEGIN
        AND x.version < (SELECT max(y.version) FROM idem.outbox_cursor_states y
                          WHERE y.tenant_id = x.tenant_id AND y.consumer = x.consumer AND y.topic = x.topic);
     v_safe := coalesce(v_safe, 9223372036854775807);
+    IF v_citus THEN
+      -- On Citus a group's next position is its newest + 1 (idem._outbox_sequence_group_on_shard):
+      -- its newest commit stays, or the next one would restart at 1, below every cursor.
+      SELECT max(m.position) INTO v_newest FROM idem.outbox_commits m WHERE m.tenant_id = g.tenant_id AND m.topic = g.topic;
+      v_safe := least(v_safe, v_newest);
+    END IF;
     -- A transaction with an open dead letter stays: replaying it needs the event (ack, nack and
     -- consume_once look it up) and its consume_once rows.
     SELECT array_agg(m.txn_id) INTO v_txns FROM (
