@@ -95,6 +95,53 @@ constexpr const char* kClaim =
     "SELECT event_id, tenant_id, topic, key, payload, attempt, redelivered, token,"
     " extract(epoch FROM clock_timestamp() - committed_at)"
     " FROM idem.claim($1, $2::text[], $3, $4::interval)";
+constexpr const char* kClaimTenant =
+    "SELECT event_id, tenant_id, topic, key, payload, attempt, redelivered, token,"
+    " extract(epoch FROM clock_timestamp() - committed_at)"
+    " FROM idem.claim_tenant($1, $5, $2::text[], $3, $4::interval)";
+constexpr const char* kBacklog = "SELECT DISTINCT tenant_id FROM idem.outbox_backlog($1, $2::text[]) ORDER BY 1";
+// The nodes other than the coordinator, where the tenants' commits notify.
+constexpr const char* kNodes =
+    "SELECT nodename, nodeport FROM pg_dist_node WHERE isactive AND noderole = 'primary' AND groupid <> 0"
+    " ORDER BY nodeid";
+
+// The calls for one event, in their plain and tenant-first (Citus) forms.
+struct EventCalls {
+  const char* consume_once;
+  const char* ack;
+  const char* nack;
+};
+constexpr EventCalls kPlainCalls{"SELECT idem.consume_once($1, $2, $3::uuid)", "SELECT idem.ack($1, $2::bigint[], $3::uuid)",
+                                 "SELECT idem.nack($1, $2, $3::uuid, $4)"};
+constexpr EventCalls kTenantCalls{"SELECT idem.consume_once($1, $2, $3, $4::uuid)",
+                                  "SELECT idem.ack($1, $2, $3::bigint[], $4::uuid)",
+                                  "SELECT idem.nack($1, $2, $3, $4::uuid, $5, NULL)"};
+
+// What one claim handed out, under its token.
+struct Claimed {
+  std::string token;
+  std::vector<OutboxEvent> events;
+};
+
+std::vector<OutboxEvent> events_of(const std::vector<SqlRow>& rows, std::string& token) {
+  std::vector<OutboxEvent> events;
+  events.reserve(rows.size());
+  for (const SqlRow& row : rows) {
+    if (row.size() != 9) throw DatabaseError("ERR_CLIENT_DATABASE", "", "unexpected row from idem.claim");
+    OutboxEvent e;
+    e.event_id = number<std::int64_t>(row[0], "event_id");
+    e.tenant_id = row[1].value_or("");
+    e.topic = row[2].value_or("");
+    e.key = row[3];
+    e.payload = row[4].value_or("");
+    e.attempt = number<int>(row[5], "attempt");
+    e.redelivered = row[6] == SqlValue{"t"};
+    token = row[7].value_or("");
+    e.commit_age_seconds = number<double>(row[8], "commit age");
+    events.push_back(std::move(e));
+  }
+  return events;
+}
 
 }  // namespace
 
@@ -103,6 +150,10 @@ struct OutboxConsumer::Impl {
   OutboxConsumerOptions options;
   std::string topics;  // NULL (all subscribed) or a text[] literal
   std::unique_ptr<pg::Session> db;
+  // On Citus: a LISTEN connection to each node but the coordinator, null while it cannot connect.
+  std::vector<std::pair<std::string, int>> nodes;
+  std::vector<std::unique_ptr<pg::Session>> listeners;
+  std::size_t next_tenant = 0;  // where the next poll starts in the tenants with a backlog
   std::atomic<bool> stopping{false};
   // After a nack no notification announces the retry: poll every second until the longest
   // backoff (5 min) has passed.
@@ -122,40 +173,92 @@ struct OutboxConsumer::Impl {
     auto fresh = std::make_unique<pg::Session>(uri);
     // LISTEN before the first claim: a commit after that claim read its snapshot is notified.
     if (options.listen) fresh->listen(kChannel);
+    if (options.citus && options.listen) {
+      nodes.clear();
+      for (const SqlRow& row : fresh->exec(kNodes)) {
+        nodes.emplace_back(row.at(0).value_or(""), number<int>(row.at(1), "nodeport"));
+      }
+      listeners.clear();
+      listeners.resize(nodes.size());
+      (void)listen_on_nodes();
+    }
     db = std::move(fresh);
     return *db;
   }
 
-  void drop_connection() { db.reset(); }
+  // Connects the listeners that are missing or broke; false while one cannot, whose commits then
+  // go unnoticed until the next poll. A listener made again may have missed a notification.
+  bool listen_on_nodes(bool* remade = nullptr) {
+    bool all = true;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (listeners[i] && listeners[i]->healthy()) continue;
+      try {
+        auto l = std::make_unique<pg::Session>(pg::with_host(uri, nodes[i].first, nodes[i].second));
+        l->listen(kChannel);
+        if (remade != nullptr) *remade = true;
+        listeners[i] = std::move(l);
+      } catch (const ClientError& e) {
+        listeners[i].reset();
+        all = false;
+        std::fprintf(stderr, "idem::OutboxConsumer %s: cannot LISTEN on %s:%d: %s\n", options.consumer.c_str(),
+                     nodes[i].first.c_str(), nodes[i].second, e.what());
+      }
+    }
+    return all;
+  }
+
+  void drop_connection() {
+    db.reset();
+    listeners.clear();
+  }
+
+  const EventCalls& calls() const { return options.citus ? kTenantCalls : kPlainCalls; }
+  // A claim or a nack, a transaction of its own. On Citus without BEGIN: Citus runs a consumer's
+  // call on the tenant's node only outside a transaction block (docs/citus.md), and a claim or a
+  // nack lost with the connection is no harm (the claim's visibility runs out).
+  std::vector<SqlRow> by_itself(const char* sql, const std::vector<SqlValue>& params) {
+    return options.citus ? session().exec(sql, params) : exec_in_transaction(session(), sql, params);
+  }
+  // The consumer, on Citus the tenant (the tenant-first forms' $2), then the call's own.
+  std::vector<SqlValue> call_params(const std::string& tenant, std::vector<SqlValue> own) const {
+    own.insert(own.begin(), options.consumer);
+    if (options.citus) own.insert(own.begin() + 1, tenant);
+    return own;
+  }
 
   // A notification that arrives while the claim runs stays with the session (libpq keeps it), so
   // the next wait returns at once: there may be more.
-  std::vector<OutboxEvent> claim(std::string& token) {
-    const std::string batch = std::to_string(options.batch);
+  // On Citus one claim per tenant with a backlog, up to the batch in all, starting each poll one
+  // tenant further so that a busy tenant does not starve the others.
+  std::vector<Claimed> claim() {
+    const SqlValue topic_list = options.topics.empty() ? SqlValue{} : SqlValue{topics};
     const std::string visibility = std::to_string(options.visibility.count()) + " milliseconds";
-    const std::vector<SqlValue> params{options.consumer, options.topics.empty() ? SqlValue{} : SqlValue{topics}, batch,
-                                       visibility};
-    const std::vector<SqlRow> rows = exec_in_transaction(session(), kClaim, params);
-    std::vector<OutboxEvent> events;
-    events.reserve(rows.size());
-    for (const SqlRow& row : rows) {
-      if (row.size() != 9) throw DatabaseError("ERR_CLIENT_DATABASE", "", "unexpected row from idem.claim");
-      OutboxEvent e;
-      e.event_id = number<std::int64_t>(row[0], "event_id");
-      e.tenant_id = row[1].value_or("");
-      e.topic = row[2].value_or("");
-      e.key = row[3];
-      e.payload = row[4].value_or("");
-      e.attempt = number<int>(row[5], "attempt");
-      e.redelivered = row[6] == SqlValue{"t"};
-      token = row[7].value_or("");
-      e.commit_age_seconds = number<double>(row[8], "commit age");
-      events.push_back(std::move(e));
+    std::vector<Claimed> claims;
+    std::size_t handed_out = 0;
+    const auto claim_with = [&](const char* sql, std::vector<SqlValue> params) {
+      Claimed c;
+      c.events = events_of(by_itself(sql, params), c.token);
+      handed_out += c.events.size();
+      if (!c.events.empty()) claims.push_back(std::move(c));
+    };
+    if (!options.citus) {
+      claim_with(kClaim, {options.consumer, topic_list, std::to_string(options.batch), visibility});
+    } else {
+      std::vector<std::string> tenants;
+      for (const SqlRow& row : session().exec(kBacklog, {options.consumer, topic_list})) {
+        tenants.push_back(row.at(0).value_or(""));
+      }
+      for (std::size_t i = 0; i < tenants.size() && handed_out < static_cast<std::size_t>(options.batch); ++i) {
+        const std::string& tenant = tenants[(next_tenant + i) % tenants.size()];
+        claim_with(kClaimTenant, {options.consumer, topic_list,
+                                  std::to_string(options.batch - static_cast<int>(handed_out)), visibility, tenant});
+      }
+      ++next_tenant;
     }
     count(&OutboxConsumerStats::claims);
-    if (events.empty()) count(&OutboxConsumerStats::empty_claims);
-    count(&OutboxConsumerStats::events, events.size());
-    return events;
+    if (handed_out == 0) count(&OutboxConsumerStats::empty_claims);
+    count(&OutboxConsumerStats::events, handed_out);
+    return claims;
   }
 
   // Applies events[0, n) and acks them in one transaction; returns the index of the event whose
@@ -170,8 +273,8 @@ struct OutboxConsumer::Impl {
     s.begin();
     try {
       for (std::size_t i = 0; i < n; ++i) {
-        if (first_time(s.exec("SELECT idem.consume_once($1, $2, $3::uuid)",
-                              {options.consumer, std::to_string(events[i].event_id), token}))) {
+        if (first_time(s.exec(calls().consume_once,
+                              call_params(events[i].tenant_id, {std::to_string(events[i].event_id), token})))) {
           try {
             handler(tx, events[i]);
           } catch (const std::exception& e) {
@@ -190,7 +293,7 @@ struct OutboxConsumer::Impl {
         ids += std::to_string(events[i].event_id);
       }
       ids += '}';
-      s.exec("SELECT idem.ack($1, $2::bigint[], $3::uuid)", {options.consumer, ids, token});
+      s.exec(calls().ack, call_params(events.front().tenant_id, {ids, token}));
     } catch (...) {
       s.rollback();
       throw;
@@ -237,9 +340,9 @@ struct OutboxConsumer::Impl {
   }
 
   void nack(const OutboxEvent& event, const std::string& token, const std::string& error) {
-    exec_in_transaction(session(), "SELECT idem.nack($1, $2, $3::uuid, $4)",
-                        {options.consumer, std::to_string(event.event_id), token,
-                         error.empty() ? std::string("handler failed") : error});
+    by_itself(calls().nack,
+                        call_params(event.tenant_id, {std::to_string(event.event_id), token,
+                                                      error.empty() ? std::string("handler failed") : error}));
     retries_until = std::chrono::steady_clock::now() + std::chrono::minutes(5);
     count(&OutboxConsumerStats::failed);
   }
@@ -255,34 +358,54 @@ OutboxConsumer::OutboxConsumer(std::string connection_uri, OutboxConsumerOptions
 OutboxConsumer::~OutboxConsumer() = default;
 
 std::size_t OutboxConsumer::poll_once(const Handler& handler) {
-  std::string token;
-  const std::vector<OutboxEvent> events = impl_->claim(token);
-  if (events.empty()) return 0;
-  // Each group of the claim in a transaction of its own: a failing handler or a lost claim in one
-  // group leaves the other groups' effects and acks alone (their claims would otherwise expire
-  // and count as failures of events that never failed).
-  std::vector<std::vector<OutboxEvent>> groups;
-  for (const OutboxEvent& e : events) {
-    auto same = [&](const std::vector<OutboxEvent>& g) { return g.front().tenant_id == e.tenant_id && g.front().topic == e.topic; };
-    auto it = std::find_if(groups.begin(), groups.end(), same);
-    if (it == groups.end()) {
-      groups.push_back({e});
-    } else {
-      it->push_back(e);
+  std::size_t handed_out = 0;
+  for (const Claimed& claimed : impl_->claim()) {
+    // Each group of the claim in a transaction of its own: a failing handler or a lost claim in
+    // one group leaves the other groups' effects and acks alone (their claims would otherwise
+    // expire and count as failures of events that never failed).
+    std::vector<std::vector<OutboxEvent>> groups;
+    for (const OutboxEvent& e : claimed.events) {
+      auto same = [&](const std::vector<OutboxEvent>& g) {
+        return g.front().tenant_id == e.tenant_id && g.front().topic == e.topic;
+      };
+      auto it = std::find_if(groups.begin(), groups.end(), same);
+      if (it == groups.end()) {
+        groups.push_back({e});
+      } else {
+        it->push_back(e);
+      }
     }
+    for (const std::vector<OutboxEvent>& group : groups) impl_->apply_group(group, claimed.token, handler);
+    handed_out += claimed.events.size();
   }
-  for (const std::vector<OutboxEvent>& group : groups) impl_->apply_group(group, token, handler);
-  return events.size();
+  return handed_out;
 }
 
 bool OutboxConsumer::wait_for_events() {
-  auto period = impl_->options.listen ? impl_->options.idle_poll : impl_->options.idle_poll_without_listen;
+  bool listening = impl_->options.listen;
+  if (listening && impl_->options.citus) {
+    (void)impl_->session();
+    bool remade = false;
+    listening = impl_->listen_on_nodes(&remade);
+    if (remade) return false;  // what the broken listener would have heard: poll now
+  }
+  auto period = listening ? impl_->options.idle_poll : impl_->options.idle_poll_without_listen;
   if (std::chrono::steady_clock::now() < impl_->retries_until) period = std::min(period, std::chrono::milliseconds(1000));
   const auto deadline = std::chrono::steady_clock::now() + period;
   while (!impl_->stopping && std::chrono::steady_clock::now() < deadline) {
     if (impl_->options.listen) {
-      // 100 ms at a time, so that stop() is seen.
-      if (impl_->session().wait_for_notification(std::chrono::milliseconds(100))) {
+      // 100 ms at a time over the connections listening, so that stop() is seen.
+      const auto slice = std::chrono::milliseconds(100 / (1 + impl_->listeners.size()));
+      bool notified = impl_->session().wait_for_notification(slice);
+      for (auto& l : impl_->listeners) {
+        if (notified) break;
+        try {
+          if (l && l->healthy()) notified = l->wait_for_notification(slice);
+        } catch (const ConnectionLost&) {
+          l.reset();  // made again before the next wait, which polls first
+        }
+      }
+      if (notified) {
         impl_->count(&OutboxConsumerStats::woken_by_notify);
         return true;
       }

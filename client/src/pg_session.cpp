@@ -8,6 +8,8 @@
 
 #include <sys/socket.h>
 
+#include <libpq-fe.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <pqxx/pqxx>
@@ -308,5 +310,31 @@ bool Session::wait_for_notification(std::chrono::milliseconds timeout) {
 }
 
 int Session::backend_pid() const { return impl_->conn.backendpid(); }
+
+std::string with_host(const std::string& uri, const std::string& host, int port) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(uri.c_str(), &error);
+  if (options == nullptr) {
+    const std::string why = error != nullptr ? error : "out of memory";
+    PQfreemem(error);
+    throw DatabaseError("ERR_CLIENT_DATABASE", "", "cannot read the connection string: " + why);
+  }
+  const auto quoted = [](const std::string& value) {
+    std::string out = "'";
+    for (char c : value) {
+      if (c == '\\' || c == '\'') out += '\\';
+      out += c;
+    }
+    return out + "'";
+  };
+  std::string out = "host=" + quoted(host) + " port=" + std::to_string(port);
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    const std::string keyword = o->keyword;
+    if (o->val == nullptr || keyword == "host" || keyword == "hostaddr" || keyword == "port") continue;
+    out += ' ' + keyword + '=' + quoted(o->val);
+  }
+  PQconninfoFree(options);
+  return out;
+}
 
 }  // namespace idem::pg

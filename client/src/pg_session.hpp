@@ -86,4 +86,9 @@ class Session {
   std::unique_ptr<Impl> impl_;
 };
 
+// The connection string `uri` (a URI or key=value pairs) with its host and port replaced and every
+// other setting kept: a Citus worker, reached as its coordinator is. DatabaseError for a string
+// libpq cannot read.
+std::string with_host(const std::string& uri, const std::string& host, int port);
+
 }  // namespace idem::pg

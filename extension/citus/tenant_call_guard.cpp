@@ -26,52 +26,66 @@ struct Walk {
   bool saw_call;
 };
 
-// Whether the function's first parameter is named tenant (every entry point that takes one).
-bool first_parameter_is_tenant_unsafe(Oid function) {
+// Where a function's parameters named tenant and consumer are, -1 where it has none.
+struct TenantParameters {
+  int tenant = -1;
+  int consumer = -1;
+};
+
+TenantParameters tenant_parameters_unsafe(Oid function) {
+  TenantParameters at;
   HeapTuple proc = SearchSysCache1(PROCOID, ObjectIdGetDatum(function));
-  if (!HeapTupleIsValid(proc)) return false;
+  if (!HeapTupleIsValid(proc)) return at;
   Oid* types = nullptr;
   char** names = nullptr;
   char* modes = nullptr;
   const int n = get_func_arg_info(proc, &types, &names, &modes);
-  const bool tenant = n > 0 && names != nullptr && names[0] != nullptr && strcmp(names[0], "tenant") == 0;
+  for (int i = 0; names != nullptr && i < n; ++i) {
+    if (names[i] == nullptr) continue;
+    if (strcmp(names[i], "tenant") == 0) at.tenant = i;
+    if (strcmp(names[i], "consumer") == 0) at.consumer = i;
+  }
   ReleaseSysCache(proc);
-  return tenant;
+  return at;
 }
 
 // The entry points idem.citus_distribute registers to run on the tenant's node.
 bool delegated_name(const char* name) {
-  static const char* const kDelegated[] = {"acquire", "complete", "checkpoint", "release", "emit"};
+  static const char* const kDelegated[] = {"acquire", "complete", "checkpoint",   "release", "emit",
+                                           "claim_tenant", "ack", "nack", "consume_once"};
   for (const char* d : kDelegated) {
     if (strcmp(name, d) == 0) return true;
   }
   return false;
 }
 
-// A call of one of them, in its tenant-first form.
-bool is_tenant_call_unsafe(Node* node, const Walk* walk) {
-  if (node == nullptr || !IsA(node, FuncExpr)) return false;
+// A call of one of them, in its form that takes a tenant: where its tenant (and consumer) are.
+TenantParameters tenant_call_unsafe(Node* node, const Walk* walk) {
+  if (node == nullptr || !IsA(node, FuncExpr)) return {};
   const Oid function = reinterpret_cast<FuncExpr*>(node)->funcid;
-  if (get_func_namespace(function) != walk->idem_namespace) return false;
+  if (get_func_namespace(function) != walk->idem_namespace) return {};
   char* name = get_func_name(function);
   const bool delegated = name != nullptr && delegated_name(name);
   if (name != nullptr) pfree(name);
-  return delegated && first_parameter_is_tenant_unsafe(function);
+  return delegated ? tenant_parameters_unsafe(function) : TenantParameters{};
 }
 
-// The argument a call passes in position 0, positional or named (tenant => ...), or nullptr.
-Node* first_argument_unsafe(List* args) {
+bool is_tenant_call_unsafe(Node* node, const Walk* walk) { return tenant_call_unsafe(node, walk).tenant >= 0; }
+
+// The argument a call passes for the parameter in position, positional or named (tenant => ...),
+// or nullptr (a default).
+Node* argument_unsafe(List* args, int position) {
   ListCell* cell;
-  int position = 0;
+  int at = 0;
   foreach (cell, args) {
     Node* arg = static_cast<Node*>(lfirst(cell));
     if (IsA(arg, NamedArgExpr)) {
       const NamedArgExpr* named = reinterpret_cast<NamedArgExpr*>(arg);
-      if (named->argnumber == 0) return reinterpret_cast<Node*>(named->arg);
-    } else if (position == 0) {
+      if (named->argnumber == position) return reinterpret_cast<Node*>(named->arg);
+    } else if (at == position) {
       return arg;
     }
-    ++position;
+    ++at;
   }
   return nullptr;
 }
@@ -91,10 +105,11 @@ Node* folded_unsafe(Node* expr, ParamListInfo params) {
   return strip_implicit_coercions(eval_const_expressions(&root, static_cast<Node*>(copyObjectImpl(expr))));
 }
 
-// Under SET ROLE, the login role's binding, checked here (idem._require_tenant reads session_user),
-// as the extension's owner: the internal function is not the caller's to execute.
-void require_session_tenant_unsafe(Const* tenant, Oid idem_namespace) {
-  if (GetUserId() == GetSessionUserId() || tenant->consttype != TEXTOID) return;
+// Under SET ROLE, the login role's binding, checked here (idem._require_tenant and
+// idem._require_consumer read session_user, which on the tenant's node is the role set), as the
+// extension's owner: the internal function is not the caller's to execute.
+void require_session_binding_unsafe(const char* check, Const* bound, Oid idem_namespace) {
+  if (GetUserId() == GetSessionUserId() || bound->consttype != TEXTOID || bound->constisnull) return;
   HeapTuple ns = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(idem_namespace));
   if (!HeapTupleIsValid(ns)) elog(ERROR, "pg_idempotency: schema idem is missing");
   const Oid owner = reinterpret_cast<Form_pg_namespace>(GETSTRUCT(ns))->nspowner;
@@ -104,20 +119,20 @@ void require_session_tenant_unsafe(Const* tenant, Oid idem_namespace) {
   GetUserIdAndSecContext(&saved_user, &saved_context);
   // An error below aborts the transaction, which restores the user itself.
   SetUserIdAndSecContext(owner, saved_context | SECURITY_LOCAL_USERID_CHANGE);
-  Datum args[1] = {tenant->constvalue};
+  Datum args[1] = {bound->constvalue};
   Oid types[1] = {TEXTOID};
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-  if (SPI_execute_with_args("SELECT idem._require_tenant($1)", 1, types, args, nullptr, true, 1) != SPI_OK_SELECT) {
+  if (SPI_execute_with_args(check, 1, types, args, nullptr, true, 1) != SPI_OK_SELECT) {
     elog(ERROR, "pg_idempotency: could not check the tenant binding");
   }
   SPI_finish();
   SetUserIdAndSecContext(saved_user, saved_context);
 }
 
-void check_call_unsafe(FuncExpr* call, Walk* walk) {
+void check_call_unsafe(FuncExpr* call, const TenantParameters& at, Walk* walk) {
   walk->saw_call = true;
-  Node* first = first_argument_unsafe(call->args);
-  Node* tenant = first == nullptr ? nullptr : folded_unsafe(first, walk->params);
+  Node* argument = argument_unsafe(call->args, at.tenant);
+  Node* tenant = argument == nullptr ? nullptr : folded_unsafe(argument, walk->params);
   if (tenant != nullptr && IsA(tenant, Const) && reinterpret_cast<Const*>(tenant)->constisnull) {
     ereport(ERROR, (errcode(MAKE_SQLSTATE('I', 'K', '0', '1', '2')),  // ERR_ARGUMENT_INVALID (core/error.cpp)
                     errmsg("ERR_ARGUMENT_INVALID: tenant must not be NULL (%s)", get_func_name(call->funcid)),
@@ -130,14 +145,26 @@ void check_call_unsafe(FuncExpr* call, Walk* walk) {
                     errhint("On Citus, call it alone: SELECT idem.%s(...) or SELECT ... FROM idem.%s(...) (docs/citus.md).",
                             get_func_name(call->funcid), get_func_name(call->funcid))));
   }
-  if (tenant != nullptr && IsA(tenant, Const)) require_session_tenant_unsafe(reinterpret_cast<Const*>(tenant), walk->idem_namespace);
+  // A consumer's calls are checked against its consumer bindings, the others against the tenant's.
+  if (at.consumer >= 0) {
+    Node* given = argument_unsafe(call->args, at.consumer);
+    Node* consumer = given == nullptr ? nullptr : folded_unsafe(given, walk->params);
+    if (consumer != nullptr && IsA(consumer, Const)) {
+      require_session_binding_unsafe("SELECT idem._require_consumer($1)", reinterpret_cast<Const*>(consumer),
+                                     walk->idem_namespace);
+    }
+  } else if (tenant != nullptr && IsA(tenant, Const)) {
+    require_session_binding_unsafe("SELECT idem._require_tenant($1)", reinterpret_cast<Const*>(tenant),
+                                   walk->idem_namespace);
+  }
 }
 
 bool tenant_call_walker(Node* node, void* context) {
   if (node == nullptr) return false;
   Walk* walk = static_cast<Walk*>(context);
   if (IsA(node, Query)) return query_tree_walker(reinterpret_cast<Query*>(node), as_walker(tenant_call_walker), context, 0);
-  if (is_tenant_call_unsafe(node, walk)) check_call_unsafe(reinterpret_cast<FuncExpr*>(node), walk);
+  const TenantParameters at = tenant_call_unsafe(node, walk);
+  if (at.tenant >= 0) check_call_unsafe(reinterpret_cast<FuncExpr*>(node), at, walk);
   return expression_tree_walker(node, as_walker(tenant_call_walker), context);
 }
 

@@ -4,6 +4,22 @@
 # checks, sessions, tenants t1 (worker1) and t2 (worker2), and the orders table.
 
 # ---- a shard move --------------------------------------------------------------------------------
+# A consumer that has acked all of t1's events before the move (claimed on the worker, acked on
+# the coordinator): after it, its states are written on another node, and must still be newest.
+q "SELECT idem.create_consumer('mover', ARRAY['order.created'])" >/dev/null
+ack_claim() { # ack_claim CONSUMER TENANT: claims the tenant's events, acks them in a transaction; prints the count acked
+  local c
+  c=$(q "SELECT string_agg(event_id::text, ',') || ' ' || min(token::text) FROM idem.claim_tenant('$1', '$2')")
+  [ -n "$c" ] || { echo 0; return; }
+  q_script 2>&1 <<SQL | grep -x -E '[0-9]+'
+BEGIN;
+SELECT idem.ack('$1', '$2', ARRAY[${c% *}]::bigint[], '${c#* }');
+COMMIT;
+SQL
+}
+moved_before=$(ack_claim mover "$t1")
+check "before the move, a new consumer claims and acks every event of $t1" "0" \
+  "$(q "SELECT count(*) FROM idem.outbox_backlog('mover') WHERE tenant_id = '$t1'")"
 shard=$(q "SELECT get_shard_id_for_distribution_column('idem.keys', '$t1')")
 out=$(q "SELECT citus_move_shard_placement($shard, '127.0.0.1', $(port_of worker1), '127.0.0.1', $(port_of worker2), shard_transfer_mode => 'block_writes')")
 check "citus_move_shard_placement moves $t1's shards to worker2" "$(port_of worker2)" \
@@ -20,6 +36,12 @@ q "SELECT idem.emit('$t1', 'order.created', '{\"order\":\"after-the-move\"}')" >
 check "an emit after the move takes the group's next position (no node-wide sequence to fall behind)" "5 after-the-move" \
   "$(q "SELECT c.position || ' ' || (e.payload->>'order') FROM idem.outbox_commits c JOIN idem.outbox_events e USING (tenant_id, topic, txn_id)
          WHERE c.tenant_id = '$t1' ORDER BY c.position DESC LIMIT 1")"
+got=$(q "SELECT string_agg(payload->>'order', ',') FROM idem.claim_tenant('mover', '$t1', batch => 10, visibility => '1 second')")
+check "after the move, claim_tenant (on the new node) hands out only the new event" "after-the-move" "$got"
+sleep 1.2
+check "... again after its visibility ran out, then the ack (on the coordinator) takes" "1" "$(ack_claim mover "$t1")"
+check "... and nothing of $t1 is left for the consumer ($moved_before acked before the move)" "0" \
+  "$(q "SELECT count(*) FROM idem.outbox_backlog('mover') WHERE tenant_id = '$t1'")"
 q "SELECT citus_move_shard_placement($shard, '127.0.0.1', $(port_of worker2), '127.0.0.1', $(port_of worker1), shard_transfer_mode => 'block_writes')" >/dev/null
 
 # ---- a worker killed mid-transaction ------------------------------------------------------------

@@ -12,17 +12,23 @@ bin=$ROOT/build/pg-install/usr/lib/postgresql/15/bin
 
 "$ROOT/scripts/citus.sh" drop-database "$DB"
 "$ROOT/scripts/citus.sh" database "$DB" || { echo "FAILED: could not make database $DB on the cluster"; exit 1; }
-trap '"$ROOT/scripts/citus.sh" drop-database "$DB"; rm -rf "$session_dir"' EXIT
+# CITUS_KEEP_DB=1 keeps the database for a look after a failure.
+trap '[ "${CITUS_KEEP_DB:-0}" = 1 ] || "$ROOT/scripts/citus.sh" drop-database "$DB"; rm -rf "$session_dir"' EXIT
 
 # ---- distribution ------------------------------------------------------------------------------
 q "CREATE EXTENSION pg_idempotency" >/dev/null
-check "idem.citus_distribute() distributes the tables and registers the entry points" "28" \
+check "idem.citus_distribute() distributes the tables and registers the entry points" "32" \
   "$(q "SELECT count(*) FROM idem.citus_distribute()")"
 check "a second call changes nothing (idempotent)" "sequences: a range per node" "$(q "SELECT * FROM idem.citus_distribute()")"
 check "every tenant table is colocated with idem.keys" "12" \
   "$(q "SELECT count(*) FROM pg_dist_partition p WHERE p.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'idem.keys'::regclass) AND p.partmethod = 'h'")"
 check "the shared tables are reference tables" "8" \
   "$(q "SELECT count(*) FROM pg_dist_partition p WHERE p.partmethod = 'n' AND p.logicalrelid::text LIKE 'idem.%'")"
+check "the consumer's calls with a tenant are delegated by it, outside a transaction block only" \
+  "ack(text,text,bigint[],uuid):false claim_tenant(text,text,text[],integer,interval):false consume_once(text,text,bigint,uuid):false nack(text,text,bigint,uuid,text,interval):false" \
+  "$(q "SELECT string_agg(regexp_replace(o.objid::regprocedure::text, '^idem\.', '') || ':' || o.force_delegation, ' ' ORDER BY o.objid::regprocedure::text) FROM pg_dist_object o
+         WHERE o.classid = 'pg_proc'::regclass AND o.colocationid IS NOT NULL
+           AND o.objid::regprocedure::text ~ '^idem\.(claim_tenant|ack|nack|consume_once)\('")"
 check "the machine tables' foreign keys are back" "2" \
   "$(q "SELECT count(*) FROM pg_constraint WHERE conrelid = 'idem.machine_transitions'::regclass AND contype = 'f'")"
 
@@ -237,8 +243,67 @@ check "an emit after the purge takes the group's next position, above the cursor
   "$(q "SELECT c.position || ' ' || (e.payload->>'order') FROM idem.outbox_commits c JOIN idem.outbox_events e USING (tenant_id, topic, txn_id) WHERE c.tenant_id = '$t1' ORDER BY c.position DESC LIMIT 1")"
 check "... and is handed out" "after-the-purge" "$(q "SELECT payload->>'order' FROM idem.claim_tenant('shipper', '$t1')")"
 
+# A consumer's tenant calls run on the tenant's node outside a transaction block (a claim, a nack
+# by itself); inside one (consume_once and ack beside the effect) the coordinator runs them, each
+# statement routed to the tenant's shard.
+q_script >/dev/null <<SQL
+BEGIN; SELECT idem.emit('$t2', 'order.created', '{"order":"t2-delegated"}'); COMMIT;
+SQL
+remote() { PGOPTIONS="-c client_min_messages=notice -c citus.log_remote_commands=on" psql "$(url_of)" -qAtX 2>&1; }
+out=$(remote <<SQL
+SELECT event_id, token FROM idem.claim_tenant('shipper', '$t2') \gset
+BEGIN;
+SELECT idem.consume_once('shipper', '$t2', :event_id, :'token');
+SELECT idem.ack('shipper', '$t2', ARRAY[:event_id]::bigint[], :'token');
+COMMIT;
+SQL
+)
+check "claim_tenant outside a transaction block is sent whole to the tenant's worker" "1" "$(grep -c 'issuing SELECT event_id, token FROM idem.claim_tenant(' <<<"$out")"
+check "... consume_once and ack inside one run here, routed to the tenant's shard" "0 0" \
+  "$(grep -c 'issuing SELECT idem.consume_once(' <<<"$out") $(grep -c 'issuing SELECT idem.ack(' <<<"$out")"
+check "... and the event is applied once and acked (consume_once true, ack 1)" "t 1" "$(grep -x -E 't|f|[0-9]+' <<<"$out" | paste -sd' ')"
+check "... and nothing of $t2 is left for shipper" "0" "$(q "SELECT count(*) FROM idem.outbox_backlog('shipper') WHERE tenant_id = '$t2'")"
+q_script >/dev/null <<SQL
+BEGIN; SELECT idem.emit('$t2', 'order.created', '{"order":"t2-nacked"}'); COMMIT;
+SQL
+out=$(remote <<SQL
+SELECT event_id, token FROM idem.claim_tenant('shipper', '$t2') \gset
+SELECT idem.nack('shipper', '$t2', :event_id, :'token', 'processor down', interval '1 hour');
+SQL
+)
+check "a nack by itself is sent whole to the tenant's worker, and the event waits for its retry" "1 retry" \
+  "$(grep -c 'issuing SELECT idem.nack(' <<<"$out") $(grep -x -E 'retry|dead' <<<"$out")"
+out=$(q "SELECT count(*) FROM (SELECT * FROM idem.claim_tenant('shipper', '$t1')) c")
+check "a claim_tenant inside a larger query: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+
+# A role bound to a consumer: refused for another consumer on the tenant's node, and under SET
+# ROLE to an unbound role the login role's consumer binding is checked before the call leaves.
+q "SELECT idem.create_consumer('billing', ARRAY['order.created'])" >/dev/null
+q "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_citus_billing') THEN
+     CREATE ROLE idem_citus_billing LOGIN; END IF;
+     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_citus_anyone') THEN
+     CREATE ROLE idem_citus_anyone LOGIN; END IF; END \$\$;
+   GRANT idem_consumer TO idem_citus_billing, idem_citus_anyone; GRANT idem_citus_anyone TO idem_citus_billing" >/dev/null
+q "SELECT idem.bind_consumer('idem_citus_billing', 'billing')" >/dev/null
+session_open cons coordinator idem_citus_billing
+out=$(session_run cons "SELECT count(*) FROM idem.claim_tenant('shipper', '$t1');")
+check "a role bound to consumer billing is refused claim_tenant for shipper" "ERR_CONSUMER_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run cons "SELECT count(*) FROM idem.claim_tenant('billing', '$t1');")
+check "... and claims for billing" "" "$(error_of "$out")"
+out=$(session_run cons "SET ROLE idem_citus_anyone; SELECT count(*) FROM idem.claim_tenant('shipper', '$t1');")
+check "under SET ROLE to an unbound role, the login role's consumer binding still refuses shipper" "ERR_CONSUMER_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run cons "SELECT idem.ack('shipper', '$t1', ARRAY[1]::bigint[], gen_random_uuid());")
+check "... and refuses the tenant-first ack for shipper" "ERR_CONSUMER_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run cons "SELECT idem.nack('shipper', '$t1', 1, gen_random_uuid(), 'x', NULL);")
+check "... and the tenant-first nack" "ERR_CONSUMER_FORBIDDEN" "$(error_of "$out")"
+out=$(session_run cons "SELECT idem.consume_once('shipper', '$t1', 1, gen_random_uuid());")
+check "... and the tenant-first consume_once" "ERR_CONSUMER_FORBIDDEN" "$(error_of "$out")"
+session_close cons
+
 # ---- the C++ client with ClientOptions::citus ------------------------------------------------------
-"$ROOT/build/client_citus" "$(url_of)" "$t2"
+q "SELECT idem.create_topic('client.citus', 'orders')" >/dev/null
+q "SELECT idem.create_consumer('client-citus', ARRAY['client.citus'])" >/dev/null
+"$ROOT/build/client_citus" "$(url_of)" "$t2" "$t1"
 check "the client's Citus mode (build/client_citus, its checks above)" "0" "$?"
 
 # ---- a NULL tenant ------------------------------------------------------------------------------
@@ -260,7 +325,11 @@ for form in "CAST(NULL AS varchar)::text" "(NULL::varchar)::text" "nullif('x', '
 done
 for call in "idem.complete(NULL::varchar::text, 'x', 1, 200, '{}', '')" "idem.checkpoint(NULL::varchar::text, 'x', 1, 'p')" \
             "idem.release(NULL::varchar::text, 'x', 1)" "idem.emit(NULL::varchar::text, 'order.created', '{}')" \
-            "idem.acquire(key => 'key-null-tenant-0004', payload => '{}'::jsonb, tenant => NULL::varchar::text)"; do
+            "idem.acquire(key => 'key-null-tenant-0004', payload => '{}'::jsonb, tenant => NULL::varchar::text)" \
+            "idem.claim_tenant('shipper', NULL::varchar::text)" "idem.claim_tenant(tenant => lower(NULL), consumer => 'shipper')" \
+            "idem.ack('shipper', NULL::varchar::text, ARRAY[1]::bigint[], gen_random_uuid())" \
+            "idem.nack('shipper', nullif('x', 'x'), 1, gen_random_uuid(), 'x', NULL)" \
+            "idem.consume_once('shipper', public.no_tenant(), 1, gen_random_uuid())"; do
   out=$(q "SELECT $call")
   check "$call: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
 done

@@ -49,10 +49,15 @@ struct OutboxConsumerOptions {
   // notified).
   std::chrono::milliseconds idle_poll{5000};
   std::chrono::milliseconds idle_poll_without_listen{1000};
+  // Through a Citus coordinator (docs/citus.md): each poll finds the tenants with a backlog
+  // (idem.outbox_backlog) and claims them one at a time (idem.claim_tenant), each group's effect,
+  // consume_once and ack in a transaction on its tenant's node (the tenant-first calls); it
+  // LISTENs on every node of pg_dist_node too, where the emitting commits notify.
+  bool citus = false;
 };
 
 struct OutboxConsumerStats {
-  std::uint64_t claims = 0;
+  std::uint64_t claims = 0;        // polls (on Citus, a poll claims each tenant with a backlog)
   std::uint64_t empty_claims = 0;
   std::uint64_t events = 0;             // handed out by claim
   std::uint64_t applied = 0;            // handler ran and its transaction committed

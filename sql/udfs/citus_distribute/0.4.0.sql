@@ -6,6 +6,7 @@ AS $function$
 DECLARE
   t text;
   f regprocedure;
+  v_forced boolean;
   fk record;
   v_fks text[] := '{}';
   v_log_distributed boolean;
@@ -78,15 +79,20 @@ BEGIN
   END LOOP;
 
   -- The entry points that take a tenant run whole on its node, even inside a transaction block:
-  -- its key lock, its record, its audit row and its outbox events are that node's.
-  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+  -- its key lock, its record, its audit row and its outbox events are that node's. A consumer's
+  -- calls for one tenant run there too, but only outside a transaction block (Citus's forced
+  -- delegation wants every statement of the call to carry the call's own tenant value, collation
+  -- and all, and theirs take the tenant from the rows they read): docs/citus.md.
+  FOR f, v_forced IN SELECT p.oid::regprocedure, p.proname NOT IN ('claim_tenant', 'ack', 'nack', 'consume_once')
+               FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace
-              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit')
-              AND p.proargnames[1] = 'tenant'
+              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit',
+                                'claim_tenant', 'ack', 'nack', 'consume_once')
+              AND 'tenant' = ANY (p.proargnames)
               AND p.oid NOT IN (SELECT o.objid FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass
                                                               AND o.colocationid IS NOT NULL) LOOP
-    PERFORM create_distributed_function(f, 'tenant', colocate_with => 'idem.keys', force_delegation => true);
-    RETURN NEXT format('%s: runs on the tenant''s node', f);
+    PERFORM create_distributed_function(f, 'tenant', colocate_with => 'idem.keys', force_delegation => v_forced);
+    RETURN NEXT format('%s: runs on the tenant''s node%s', f, CASE WHEN v_forced THEN '' ELSE ' (outside a transaction block)' END);
   END LOOP;
 
   -- Sequences give each node its own range (Citus leaves an extension's sequences alone).

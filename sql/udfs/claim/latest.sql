@@ -47,7 +47,7 @@ BEGIN
               AND (x.claim_until IS NULL OR x.claim_until <= v_now)
             ORDER BY x.replay_requested_at, x.event_id LIMIT v_left
               FOR UPDATE SKIP LOCKED LOOP
-    CONTINUE WHEN NOT idem._outbox_claim_replay(d, v_token, v_until);
+    CONTINUE WHEN NOT idem._outbox_claim_replay(d.tenant_id, d, v_token, v_until);
     event_id := d.event_id; tenant_id := d.tenant_id; topic := d.topic; key := d.key; payload := d.payload;
     emitted_at := d.emitted_at; committed_at := d.committed_at; attempt := d.attempts + 1;
     redelivered := true; token := v_token;

@@ -45,7 +45,7 @@ BEGIN
               AND (x.claim_until IS NULL OR x.claim_until <= v_now)
             ORDER BY x.replay_requested_at, x.event_id LIMIT v_left
               FOR UPDATE SKIP LOCKED LOOP
-    CONTINUE WHEN NOT idem._outbox_claim_replay(d, v_token, v_until);
+    CONTINUE WHEN NOT idem._outbox_claim_replay(claim_tenant.tenant, d, v_token, v_until);
     event_id := d.event_id; tenant_id := d.tenant_id; topic := d.topic; key := d.key; payload := d.payload;
     emitted_at := d.emitted_at; committed_at := d.committed_at; attempt := d.attempts + 1;
     redelivered := true; token := v_token;
@@ -80,7 +80,7 @@ BEGIN
      LIMIT 1;
     EXIT WHEN NOT FOUND;
     v_seen := v_seen || cand.topic;
-    RETURN QUERY SELECT * FROM idem._outbox_claim_group(v_consumer, cand.tenant_id, cand.topic, v_left, v_token, v_until, v_now);
+    RETURN QUERY SELECT * FROM idem._outbox_claim_group(v_consumer, claim_tenant.tenant, cand.topic, v_left, v_token, v_until, v_now);
     GET DIAGNOSTICS v_n = ROW_COUNT;
     v_left := v_left - v_n;
   END LOOP;
