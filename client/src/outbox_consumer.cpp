@@ -213,6 +213,10 @@ struct OutboxConsumer::Impl {
   }
 
   const EventCalls& calls() const { return options.citus ? kTenantCalls : kPlainCalls; }
+  void report(const char* what) {
+    std::fprintf(stderr, "idem::OutboxConsumer %s: %s\n", options.consumer.c_str(), what);
+    count(&OutboxConsumerStats::errors);
+  }
   // A claim or a nack, a transaction of its own. On Citus without BEGIN: Citus runs a consumer's
   // call on the tenant's node only outside a transaction block (docs/citus.md), and a claim or a
   // nack lost with the connection is no harm (the claim's visibility runs out).
@@ -248,12 +252,22 @@ struct OutboxConsumer::Impl {
       for (const SqlRow& row : session().exec(kBacklog, {options.consumer, topic_list})) {
         tenants.push_back(row.at(0).value_or(""));
       }
+      const std::size_t first = next_tenant++;
       for (std::size_t i = 0; i < tenants.size() && handed_out < static_cast<std::size_t>(options.batch); ++i) {
-        const std::string& tenant = tenants[(next_tenant + i) % tenants.size()];
-        claim_with(kClaimTenant, {options.consumer, topic_list,
-                                  std::to_string(options.batch - static_cast<int>(handed_out)), visibility, tenant});
+        const std::string& tenant = tenants[(first + i) % tenants.size()];
+        // One tenant's failure (its worker down) leaves the others' claims to be applied: were
+        // they dropped, their visibility would run out and count against events never tried.
+        try {
+          claim_with(kClaimTenant, {options.consumer, topic_list,
+                                    std::to_string(options.batch - static_cast<int>(handed_out)), visibility, tenant});
+        } catch (const ConnectionLost&) {
+          throw;
+        } catch (const OutcomeUnknown&) {
+          throw;
+        } catch (const ClientError& e) {
+          report(("claim_tenant for " + tenant + ": " + e.what()).c_str());
+        }
       }
-      ++next_tenant;
     }
     count(&OutboxConsumerStats::claims);
     if (handed_out == 0) count(&OutboxConsumerStats::empty_claims);
@@ -375,7 +389,20 @@ std::size_t OutboxConsumer::poll_once(const Handler& handler) {
         it->push_back(e);
       }
     }
-    for (const std::vector<OutboxEvent>& group : groups) impl_->apply_group(group, claimed.token, handler);
+    for (const std::vector<OutboxEvent>& group : groups) {
+      // On Citus a group's failure (its worker down) leaves the other tenants' groups to apply;
+      // a lost connection to the coordinator ends the poll.
+      try {
+        impl_->apply_group(group, claimed.token, handler);
+      } catch (const ConnectionLost&) {
+        throw;
+      } catch (const OutcomeUnknown&) {
+        throw;
+      } catch (const ClientError& e) {
+        if (!impl_->options.citus) throw;
+        impl_->report(("applying " + group.front().tenant_id + "/" + group.front().topic + ": " + e.what()).c_str());
+      }
+    }
     handed_out += claimed.events.size();
   }
   return handed_out;
@@ -395,7 +422,7 @@ bool OutboxConsumer::wait_for_events() {
   while (!impl_->stopping && std::chrono::steady_clock::now() < deadline) {
     if (impl_->options.listen) {
       // 100 ms at a time over the connections listening, so that stop() is seen.
-      const auto slice = std::chrono::milliseconds(100 / (1 + impl_->listeners.size()));
+      const auto slice = std::chrono::milliseconds(std::max<std::size_t>(1, 100 / (1 + impl_->listeners.size())));
       bool notified = impl_->session().wait_for_notification(slice);
       for (auto& l : impl_->listeners) {
         if (notified) break;

@@ -9,11 +9,13 @@
 //   Citus 13.2 hashes the NULL while delegating the call, and the node crashes;
 // - a call inside a larger query (a subquery, a CTE, an expression around it) is refused with
 //   ERR_TENANT_NOT_LOCAL: Citus delegates only SELECT f(...) and SELECT ... FROM f(...), runs the
-//   rest here, where the tenant's key lock is not, and crashes on some of those forms;
+//   rest here, where the tenant's key lock is not, and crashes on some of those forms (also for
+//   the consumer's calls, which it delegates only outside a transaction block);
 // - under SET ROLE, the session's login role's binding (to the tenant, or for a consumer's call to
 //   the consumer) is checked here, before the call goes to the
 //   tenant's node, where Citus logs in as the SET ROLE target and the binding would not be seen;
-//   such a plan is made again when the role changes (dependsOnRole).
+//   such a plan is made again when the role changes (dependsOnRole); a consumer's call whose
+//   consumer is not a constant there is refused (ERR_CONSUMER_FORBIDDEN).
 // Nothing is checked on a database that is not on Citus.
 #pragma once
 
