@@ -200,8 +200,7 @@ struct OutboxConsumer::Impl {
       } catch (const ClientError& e) {
         listeners[i].reset();
         all = false;
-        std::fprintf(stderr, "idem::OutboxConsumer %s: cannot LISTEN on %s:%d: %s\n", options.consumer.c_str(),
-                     nodes[i].first.c_str(), nodes[i].second, e.what());
+        report("cannot LISTEN on " + nodes[i].first + ":" + std::to_string(nodes[i].second) + ": " + e.what());
       }
     }
     return all;
@@ -213,9 +212,25 @@ struct OutboxConsumer::Impl {
   }
 
   const EventCalls& calls() const { return options.citus ? kTenantCalls : kPlainCalls; }
-  void report(const char* what) {
-    std::fprintf(stderr, "idem::OutboxConsumer %s: %s\n", options.consumer.c_str(), what);
+  // A failure the worker goes on after: logged to stderr and counted.
+  void report(const std::string& what) {
+    std::fprintf(stderr, "idem::OutboxConsumer %s: %s\n", options.consumer.c_str(), what.c_str());
     count(&OutboxConsumerStats::errors);
+  }
+  // On Citus, one tenant's failure (its worker down) must not cost the others their claims: were
+  // they dropped, their visibility would run out and count against events never tried. A lost
+  // connection to the coordinator ends the poll all the same.
+  template <typename F>
+  void sparing_other_tenants(const std::string& what, F&& f) {
+    try {
+      f();
+    } catch (const ConnectionLost&) {
+      throw;
+    } catch (const OutcomeUnknown&) {
+      throw;
+    } catch (const ClientError& e) {
+      report(what + ": " + e.what());
+    }
   }
   // A claim or a nack, a transaction of its own. On Citus without BEGIN: Citus runs a consumer's
   // call on the tenant's node only outside a transaction block (docs/citus.md), and a claim or a
@@ -255,18 +270,10 @@ struct OutboxConsumer::Impl {
       const std::size_t first = next_tenant++;
       for (std::size_t i = 0; i < tenants.size() && handed_out < static_cast<std::size_t>(options.batch); ++i) {
         const std::string& tenant = tenants[(first + i) % tenants.size()];
-        // One tenant's failure (its worker down) leaves the others' claims to be applied: were
-        // they dropped, their visibility would run out and count against events never tried.
-        try {
+        sparing_other_tenants("claim_tenant for " + tenant, [&] {
           claim_with(kClaimTenant, {options.consumer, topic_list,
                                     std::to_string(options.batch - static_cast<int>(handed_out)), visibility, tenant});
-        } catch (const ConnectionLost&) {
-          throw;
-        } catch (const OutcomeUnknown&) {
-          throw;
-        } catch (const ClientError& e) {
-          report(("claim_tenant for " + tenant + ": " + e.what()).c_str());
-        }
+        });
       }
     }
     count(&OutboxConsumerStats::claims);
@@ -390,17 +397,11 @@ std::size_t OutboxConsumer::poll_once(const Handler& handler) {
       }
     }
     for (const std::vector<OutboxEvent>& group : groups) {
-      // On Citus a group's failure (its worker down) leaves the other tenants' groups to apply;
-      // a lost connection to the coordinator ends the poll.
-      try {
-        impl_->apply_group(group, claimed.token, handler);
-      } catch (const ConnectionLost&) {
-        throw;
-      } catch (const OutcomeUnknown&) {
-        throw;
-      } catch (const ClientError& e) {
-        if (!impl_->options.citus) throw;
-        impl_->report(("applying " + group.front().tenant_id + "/" + group.front().topic + ": " + e.what()).c_str());
+      const auto apply = [&] { impl_->apply_group(group, claimed.token, handler); };
+      if (impl_->options.citus) {
+        impl_->sparing_other_tenants("applying " + group.front().tenant_id + "/" + group.front().topic, apply);
+      } else {
+        apply();
       }
     }
     handed_out += claimed.events.size();
@@ -459,8 +460,7 @@ void OutboxConsumer::run(const Handler& handler) {
     } catch (const std::exception& e) {
       // Anything else (retries used up, a refused nack): the worker keeps running; what it held
       // returns to the consumer when its claim's visibility passes.
-      std::fprintf(stderr, "idem::OutboxConsumer %s: %s\n", impl_->options.consumer.c_str(), e.what());
-      impl_->count(&OutboxConsumerStats::errors);
+      impl_->report(e.what());
       impl_->drop_connection();
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
