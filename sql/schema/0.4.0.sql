@@ -86,3 +86,51 @@ SELECT s.consumer, s.topic,
               WHERE x.resolved_at IS NULL GROUP BY x.consumer, x.topic) d ON d.consumer = s.consumer AND d.topic = s.topic;
 COMMENT ON VIEW idem.outbox_lag IS
   'Per consumer and topic: committed events not yet acked (backlog), the oldest one''s commit time and age, groups claimed or retrying now, open dead letters.';
+
+-- A trail no one can quietly edit (docs/runbook.md, "Has anyone edited the audit trail?"):
+-- idem.seal_audit() appends a seal over the audit rows written since the previous one, the
+-- Merkle root of their hashes, chained to the previous seal's head; idem.verify_audit()
+-- recomputes both and names each row changed, deleted or inserted after its seal. A seal covers
+-- a range of mutation ids, every one of them committed when it was made (docs/design-decisions.md).
+CREATE TABLE idem.audit_seals (
+    seal_id bigint NOT NULL PRIMARY KEY,
+    sealed_at timestamp with time zone NOT NULL,
+    first_id bigint NOT NULL,
+    last_id bigint NOT NULL,
+    row_count bigint NOT NULL,
+    root bytea NOT NULL,
+    previous_head bytea,
+    head bytea NOT NULL,
+    CHECK (first_id <= last_id + 1)
+);
+COMMENT ON TABLE idem.audit_seals IS 'One row per idem.seal_audit(): the audit rows with mutation ids first_id..last_id (all committed when sealed), their Merkle root, and head = SHA-256 of the previous head, the root and the range. Export the heads: a head kept elsewhere proves every seal before it.';
+CREATE TABLE idem.audit_leaves (
+    tenant_id text NOT NULL COLLATE pg_catalog."C",
+    mutation_id bigint NOT NULL,
+    seal_id bigint NOT NULL REFERENCES idem.audit_seals (seal_id) DEFERRABLE INITIALLY DEFERRED,
+    attempted_at timestamp with time zone NOT NULL,
+    row_hash bytea NOT NULL,
+    PRIMARY KEY (tenant_id, mutation_id)
+);
+CREATE INDEX audit_leaves_seal_idx ON idem.audit_leaves USING btree (seal_id);
+COMMENT ON TABLE idem.audit_leaves IS 'The rows each seal covers: the SHA-256 of each audit row''s content (idem._audit_row_hash) and its attempted_at, both under the seal''s Merkle root.';
+-- Seals read the trail by mutation id: a BRIN index costs the audit insert next to nothing (ids
+-- grow with the table's blocks).
+CREATE INDEX mutations_id_brin ON idem.mutations USING brin (mutation_id);
+REVOKE ALL ON idem.audit_seals, idem.audit_leaves FROM PUBLIC;
+GRANT SELECT ON idem.audit_seals TO idem_auditor, idem_operator;
+-- Row security as on every table of ours: the owner (the seal's and verify's definer) sees all;
+-- the seals are every tenant's, the leaves no one else's to read.
+ALTER TABLE idem.audit_seals ENABLE ROW LEVEL SECURITY;
+ALTER TABLE ONLY idem.audit_seals FORCE ROW LEVEL SECURITY;
+ALTER TABLE idem.audit_leaves ENABLE ROW LEVEL SECURITY;
+ALTER TABLE ONLY idem.audit_leaves FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_all ON idem.audit_seals TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY owner_all ON idem.audit_leaves TO @extowner@ USING (true) WITH CHECK (true);
+CREATE POLICY read_seals ON idem.audit_seals FOR SELECT TO idem_auditor, idem_operator USING (true);
+CREATE TRIGGER audit_seals_append_only BEFORE DELETE OR UPDATE ON idem.audit_seals FOR EACH ROW EXECUTE FUNCTION idem._refuse_audit_change();
+CREATE TRIGGER audit_seals_no_truncate BEFORE TRUNCATE ON idem.audit_seals FOR EACH STATEMENT EXECUTE FUNCTION idem._refuse_audit_change();
+CREATE TRIGGER audit_leaves_append_only BEFORE DELETE OR UPDATE ON idem.audit_leaves FOR EACH ROW EXECUTE FUNCTION idem._refuse_audit_change();
+CREATE TRIGGER audit_leaves_no_truncate BEFORE TRUNCATE ON idem.audit_leaves FOR EACH STATEMENT EXECUTE FUNCTION idem._refuse_audit_change();
+SELECT pg_catalog.pg_extension_config_dump('idem.audit_seals', '');
+SELECT pg_catalog.pg_extension_config_dump('idem.audit_leaves', '');
