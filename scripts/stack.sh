@@ -15,7 +15,9 @@
 #   scripts/stack.sh env              the URLs, as shell assignments
 # Ports: SERVICE_PORT (7400), PROCESSOR_PORT (7401); STACK_RUN (.run/demo) holds pids and logs, so
 # make test's stack (.run/e2e, other ports, its own database) leaves a `make serve` alone.
-# SERVICE_ARGS / CONSUMER_ARGS add flags.
+# SERVICE_ARGS / CONSUMER_ARGS add flags; CONSUMER_ROLE the consumer's login (order_consumer). STACK_CITUS=1: the database is made on every node of
+# this checkout's Citus cluster (scripts/citus.sh; PGPORT its coordinator's), the service's tables
+# distributed with examples/checkout-service/citus.sql, the service and consumer run with --citus.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUN=${STACK_RUN:-$ROOT/.run/demo}
@@ -27,6 +29,7 @@ PGPORT=${PGPORT:-54320}
 mkdir -p "$RUN"
 
 db_url() { echo "postgresql://$1@127.0.0.1:$PGPORT/$STACK_DB"; }
+citus_flag() { [ "${STACK_CITUS:-0}" != 1 ] || echo --citus; }
 secret() {
   [ -s "$RUN/token_secret" ] || openssl rand -hex 24 >"$RUN/token_secret"
   cat "$RUN/token_secret"
@@ -118,9 +121,23 @@ check() {
 
 setup() {
   local admin="postgresql://postgres@127.0.0.1:$PGPORT"
-  psql "$admin/postgres" -qAtX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
-    -c "DROP DATABASE IF EXISTS $STACK_DB WITH (FORCE)" -c "CREATE DATABASE $STACK_DB" >/dev/null
+  if [ "${STACK_CITUS:-0}" = 1 ]; then
+    "$ROOT/scripts/citus.sh" drop-database "$STACK_DB"
+    "$ROOT/scripts/citus.sh" database "$STACK_DB"
+  else
+    psql "$admin/postgres" -qAtX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+      -c "DROP DATABASE IF EXISTS $STACK_DB WITH (FORCE)" -c "CREATE DATABASE $STACK_DB" >/dev/null
+  fi
   psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 -f "$ROOT/examples/checkout-service/schema.sql" >/dev/null
+  if [ "${STACK_CITUS:-0}" = 1 ]; then
+    PGOPTIONS="-c client_min_messages=warning" psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 \
+      -f "$ROOT/examples/checkout-service/citus.sql" >"$RUN/citus-setup.out"
+    if grep -q '|f|' "$RUN/citus-setup.out"; then
+      echo "stack: a table of the service is not distributed as it must be:" >&2
+      grep '|f|' "$RUN/citus-setup.out" >&2
+      return 1
+    fi
+  fi
   psql "$admin/$STACK_DB" -qAtX -v ON_ERROR_STOP=1 >/dev/null <<SQL
 DO \$\$ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'demo_processor') THEN CREATE ROLE demo_processor LOGIN; END IF;
@@ -141,13 +158,13 @@ start() {
         >>"$log" 2>&1 &
       ;;
     service)
-      # shellcheck disable=SC2086  # SERVICE_ARGS is a list of flags
+      # shellcheck disable=SC2086,SC2046  # SERVICE_ARGS is a list of flags, citus_flag one or none
       "$BIN/checkout-service/checkout-service" --listen "127.0.0.1:$SERVICE_PORT" --db "$(db_url checkout_service)" \
-        --processor "http://127.0.0.1:$PROCESSOR_PORT" --token-secret "$(secret)" ${SERVICE_ARGS:-} >>"$log" 2>&1 &
+        --processor "http://127.0.0.1:$PROCESSOR_PORT" --token-secret "$(secret)" $(citus_flag) ${SERVICE_ARGS:-} >>"$log" 2>&1 &
       ;;
     consumer)
-      # shellcheck disable=SC2086
-      "$BIN/order-consumer/order-consumer" --db "$(db_url order_consumer)" ${CONSUMER_ARGS:-} >>"$log" 2>&1 &
+      # shellcheck disable=SC2086,SC2046
+      "$BIN/order-consumer/order-consumer" --db "$(db_url "${CONSUMER_ROLE:-order_consumer}")" $(citus_flag) ${CONSUMER_ARGS:-} >>"$log" 2>&1 &
       ;;
     *) echo "stack: unknown component $name (processor, service, consumer)" >&2; return 2 ;;
   esac

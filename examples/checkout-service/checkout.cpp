@@ -75,7 +75,7 @@ idem::Response Service::checkout_with(idem::Lease& lease, const idem::Request& r
     const std::string order_id = rows.at(0).at(0).value();
     const std::string payment_id = rows.at(0).at(1).value();
     const std::string status = needs_buyer ? "created" : "confirmed";
-    if (!needs_buyer) a.exec("UPDATE orders SET status = 'confirmed' WHERE order_id = $1", {order_id});
+    if (!needs_buyer) a.exec("UPDATE orders SET status = 'confirmed' WHERE tenant_id = $2 AND order_id = $1", {order_id, request.tenant});
     a.emit("order_intent",
            nlohmann::json{{"order_id", order_id}, {"tenant_id", request.tenant}, {"session_id", session_id},
                           {"idempotency_key", *request.idempotency_key}, {"payment_id", payment_id},

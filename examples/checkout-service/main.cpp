@@ -1,6 +1,7 @@
 // checkout-service: the demo's HTTP service (README.md beside this file).
 //   checkout-service --listen 127.0.0.1:7400 --db <libpq URI> --processor http://127.0.0.1:7401
 //                    --token-secret <secret> [--lease-ms 3000] [--processor-timeout-ms 2000] [--faults]
+//                    [--citus]
 //   checkout-service --mint-token <tenant> <caller> --token-secret <secret>
 #include <httplib.h>
 #include <signal.h>
@@ -22,6 +23,7 @@ int usage(const char* why) {
                "checkout-service: %s\n"
                "usage: checkout-service --db URI --token-secret S [--listen 127.0.0.1:7400]\n"
                "         [--processor http://127.0.0.1:7401] [--lease-ms 3000] [--processor-timeout-ms 2000] [--faults]\n"
+               "         [--citus]   (the database is a Citus coordinator: docs/citus.md)\n"
                "       checkout-service --mint-token TENANT CALLER --token-secret S\n",
                why);
   return 2;
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     else if (arg == "--lease-ms") config.lease = std::chrono::milliseconds(std::stol(value()));
     else if (arg == "--processor-timeout-ms") config.processor_timeout = std::chrono::milliseconds(std::stol(value()));
     else if (arg == "--faults") config.faults = true;
+    else if (arg == "--citus") config.citus = true;
     else if (arg == "--allow-remote") allow_remote = true;
     else if (arg == "--mint-token") {
       mint_tenant = value();

@@ -13,17 +13,22 @@ DO $$ BEGIN
   END IF;
 END $$;
 
+-- Every table is keyed by its tenant first (tenant_id text COLLATE "C", as idem.keys'), so the
+-- same schema distributes on Citus beside the tenant's keys (citus.sql, docs/citus.md).
 CREATE TABLE orders (
-  order_id       text PRIMARY KEY,
-  tenant_id      text NOT NULL,
+  tenant_id      text COLLATE "C" NOT NULL,
+  order_id       text NOT NULL,
   session_id     text NOT NULL,
-  payment_id     uuid NOT NULL UNIQUE,
+  payment_id     uuid NOT NULL,
   amount_cents   bigint NOT NULL CHECK (amount_cents > 0),
   refunded_cents bigint NOT NULL DEFAULT 0 CHECK (refunded_cents BETWEEN 0 AND amount_cents),
   currency       text NOT NULL,
-  charge_id      text NOT NULL UNIQUE,
+  charge_id      text NOT NULL,
   status         text NOT NULL,
-  created_at     timestamptz NOT NULL DEFAULT now()
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, order_id),
+  UNIQUE (tenant_id, payment_id),
+  UNIQUE (tenant_id, charge_id)
 );
 -- The status column follows the reference's order machine (created -> confirmed -> shipped, ...):
 -- registered by the operator (the schema runs as one), logged with each row's tenant.
@@ -32,37 +37,41 @@ CREATE TRIGGER orders_status BEFORE INSERT OR UPDATE OF status, tenant_id, order
   FOR EACH ROW EXECUTE FUNCTION idem.enforce_transitions();
 
 CREATE TABLE refunds (
-  refund_id    text PRIMARY KEY,  -- the processor's re_...
-  payment_id   uuid NOT NULL REFERENCES orders (payment_id),
-  tenant_id    text NOT NULL,
+  tenant_id    text COLLATE "C" NOT NULL,
+  refund_id    text NOT NULL,  -- the processor's re_...
+  payment_id   uuid NOT NULL,
   amount_cents bigint NOT NULL CHECK (amount_cents > 0),
   currency     text NOT NULL,
   reason       text NOT NULL,
-  created_at   timestamptz NOT NULL DEFAULT now()
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, refund_id),
+  FOREIGN KEY (tenant_id, payment_id) REFERENCES orders (tenant_id, payment_id)
 );
 
 -- The sync plane (reference §4.2): one row per order, whatever the number of deliveries.
 CREATE TABLE sync_orders (
-  order_id        text PRIMARY KEY,
-  tenant_id       text NOT NULL,
+  tenant_id       text COLLATE "C" NOT NULL,
+  order_id        text NOT NULL,
   idempotency_key text NOT NULL,
   payment_id      uuid NOT NULL,
   charge_id       text NOT NULL,
   amount_cents    bigint NOT NULL,
   currency        text NOT NULL,
   event_id        bigint NOT NULL,
-  recorded_at     timestamptz NOT NULL DEFAULT now()
+  recorded_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, order_id)
 );
 -- Its audit log (reference §6.1 sync_order_mutations): every recording, appended.
 CREATE TABLE sync_order_mutations (
-  mutation_id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  tenant_id       text COLLATE "C" NOT NULL,
+  mutation_id     bigint GENERATED ALWAYS AS IDENTITY,
   order_id        text NOT NULL,
-  tenant_id       text NOT NULL,
   idempotency_key text NOT NULL,
   event_id        bigint NOT NULL,
   attempt         integer NOT NULL,
   handler_response jsonb NOT NULL,
-  recorded_at     timestamptz NOT NULL DEFAULT now()
+  recorded_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, mutation_id)
 );
 
 GRANT SELECT, INSERT, UPDATE ON orders TO checkout_service;

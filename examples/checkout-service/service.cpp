@@ -13,6 +13,7 @@ idem::ClientOptions client_options(const ServiceConfig& config) {
   o.lease = config.lease;
   o.pool_size = 8;
   o.max_body_bytes = kMaxBodyBytes;
+  o.citus = config.citus;
   return o;
 }
 

@@ -23,6 +23,7 @@ struct ServiceConfig {
   std::chrono::milliseconds lease{3000};               // how long a crashed attempt holds its key
   std::chrono::milliseconds processor_timeout{2000};  // then the attempt is released, to be verified
   bool faults = false;  // honour X-Demo-Fault (tests and the demo only)
+  bool citus = false;   // the database is a Citus coordinator (docs/citus.md): tenant-first calls
 };
 
 // Request bodies beyond this are refused with 413 (by cpp-httplib, and by the client's check).

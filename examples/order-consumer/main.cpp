@@ -1,7 +1,7 @@
 // order-consumer: the sync plane (reference §4.2). Claims order_intent events from the outbox and,
 // in one transaction per event, records the order in sync_orders exactly once (consume_once in
 // idem::OutboxConsumer), appends its audit row (sync_order_mutations) and emits order.created.
-//   order-consumer --db <libpq URI> [--batch 50] [--apply-delay-ms 0]
+//   order-consumer --db <libpq URI> [--batch 50] [--apply-delay-ms 0] [--citus]
 // --apply-delay-ms slows every event down, so the demo can kill the consumer mid-batch.
 #include <signal.h>
 
@@ -42,8 +42,13 @@ int main(int argc, char** argv) {
   std::string db_url = std::getenv("CONSUMER_DB_URL") ? std::getenv("CONSUMER_DB_URL") : "";
   int batch = 50;
   std::chrono::milliseconds delay{0};
+  bool citus = false;  // the database is a Citus coordinator: claim tenant by tenant (docs/citus.md)
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--citus") {
+      citus = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "order-consumer: %s needs a value\n", arg.c_str());
       return 2;
@@ -53,7 +58,7 @@ int main(int argc, char** argv) {
     else if (arg == "--batch") batch = std::stoi(value);
     else if (arg == "--apply-delay-ms") delay = std::chrono::milliseconds(std::stol(value));
     else {
-      std::fprintf(stderr, "usage: order-consumer --db URI [--batch 50] [--apply-delay-ms 0]\n");
+      std::fprintf(stderr, "usage: order-consumer --db URI [--batch 50] [--apply-delay-ms 0] [--citus]\n");
       return 2;
     }
   }
@@ -72,6 +77,7 @@ int main(int argc, char** argv) {
   options.topics = {"order_intent"};
   options.batch = batch;
   options.idle_poll = std::chrono::milliseconds(1000);
+  options.citus = citus;
   idem::OutboxConsumer consumer(db_url, options);
   std::thread stopper([&] {
     int sig = 0;

@@ -1,5 +1,8 @@
 #include "extension/transitions/machine_tables.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "extension/pg/as_user.hpp"
 
 namespace idem::machines {
@@ -49,6 +52,43 @@ void lookup_relation(Oid relid, const char* status_column, MemoryContext caller,
   lookup(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid), status_column, caller, out);
 }
 
+SPIPlanPtr shard_plan = nullptr;
+
+// On a Citus node a row trigger fires on the shard the row is in (orders_102008), registered as
+// its distributed table is: Citus names a shard <table>_<shard id>, in the table's schema, and
+// pg_dist_shard maps the id back. InvalidOid when relid is no Citus shard (or Citus is absent).
+Oid citus_table_of_shard(Oid relid) {
+  if (get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE) == InvalidOid) return InvalidOid;
+  const char* name = get_rel_name(relid);
+  const char* suffix = name ? strrchr(name, '_') : nullptr;
+  if (suffix == nullptr || suffix[1] == '\0' || strspn(suffix + 1, "0123456789") != strlen(suffix + 1) || strlen(suffix + 1) > 18) {
+    return InvalidOid;
+  }
+  if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
+  if (shard_plan == nullptr) {
+    Oid types[1] = {INT8OID};
+    SPIPlanPtr plan = SPI_prepare("SELECT logicalrelid::pg_catalog.oid FROM pg_catalog.pg_dist_shard WHERE shardid OPERATOR(pg_catalog.=) $1", 1, types);
+    if (plan == nullptr || SPI_keepplan(plan) != 0) elog(ERROR, "pg_idempotency: could not prepare the shard lookup");
+    shard_plan = plan;
+  }
+  Datum values[1] = {Int64GetDatum(strtoll(suffix + 1, nullptr, 10))};
+  if (SPI_execute_plan(shard_plan, values, nullptr, true, 1) != SPI_OK_SELECT) elog(ERROR, "pg_idempotency: could not read pg_dist_shard");
+  Oid table = InvalidOid;
+  if (SPI_processed == 1) {
+    bool isnull = false;
+    const Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    if (!isnull) table = DatumGetObjectId(d);
+  }
+  SPI_finish();
+  // The shard's name must be the table's with the id appended, in the same schema.
+  const char* table_name = table != InvalidOid ? get_rel_name(table) : nullptr;
+  if (table_name == nullptr || get_rel_namespace(table) != get_rel_namespace(relid) ||
+      strlen(table_name) != static_cast<size_t>(suffix - name) || strncmp(table_name, name, suffix - name) != 0) {
+    return InvalidOid;
+  }
+  return table;
+}
+
 }  // namespace
 
 void read_registration(Relation rel, const char* status_column, Oid owner, TableRegistration* out) {
@@ -68,6 +108,10 @@ void read_registration(Relation rel, const char* status_column, Oid owner, Table
     foreach (cell, ancestors) {
       if (out->found) break;
       lookup_relation(lfirst_oid(cell), status_column, caller, out);
+    }
+    if (!out->found) {
+      const Oid distributed = citus_table_of_shard(RelationGetRelid(rel));
+      if (distributed != InvalidOid) lookup_relation(distributed, status_column, caller, out);
     }
   });
 }
