@@ -1,4 +1,4 @@
-CREATE OR REPLACE FUNCTION idem.seal_audit(batch integer DEFAULT 100000, wait interval DEFAULT '2 seconds'::interval)
+CREATE OR REPLACE FUNCTION idem.seal_audit(batch integer DEFAULT 10000, wait interval DEFAULT '2 seconds'::interval)
  RETURNS TABLE(seal_id bigint, first_id bigint, last_id bigint, row_count bigint, head text)
  LANGUAGE plpgsql
  SECURITY DEFINER
