@@ -10,12 +10,6 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DB=idem_citus_stack
 source "$ROOT/tests/citus/lib.sh"
-# The order consumer logs in as the extension's owner here: on Citus, consume_once and ack inside
-# its transaction run on the coordinator as SECURITY DEFINER functions, which write the tenant's
-# shards over a connection of the owner's; Citus then refuses the consumer's own insert into a
-# colocated shard over its role's connection ("cannot perform query on placements that were
-# modified in this transaction by a different user"). docs/citus.md, "What is not promised yet".
-export CONSUMER_ROLE=postgres
 export STACK_CITUS=1 STACK_DB=$DB STACK_RUN=$ROOT/.run/citus-stack SERVICE_PORT=${CITUS_SERVICE_PORT:-7430} \
   PROCESSOR_PORT=${CITUS_PROCESSOR_PORT:-7431} PGPORT
 PGPORT=$(port_of coordinator)

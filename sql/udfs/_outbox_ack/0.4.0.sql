@@ -55,12 +55,14 @@ BEGIN
        WHERE d.tenant_id = t AND d.consumer = _outbox_ack.consumer AND d.event_id = ANY (g.ids)
          AND ((d.claim_token IS NOT NULL AND d.resolved_at IS NULL) OR (d.resolution = 'replayed' AND d.claim_token = token));
       IF cardinality(v_replays) > 0 THEN
-        v_n := v_n + idem._outbox_ack_replays(consumer, t, v_replays, token);
+        v_n := v_n + idem._outbox_ack_replays(consumer, t COLLATE "default", v_replays, token);
       END IF;
       IF cardinality(v_replays) < cardinality(g.ids) THEN
         SELECT array_agg(u.id ORDER BY u.n), array_agg(u.pos ORDER BY u.n) INTO v_ids, v_positions
           FROM unnest(g.ids, g.positions) WITH ORDINALITY AS u(id, pos, n) WHERE NOT (u.id = ANY (v_replays));
-        v_n := v_n + idem._outbox_ack_group(consumer, t, g.topic, v_ids, v_positions, token);
+        -- COLLATE "default": the helpers' tenant must be of the call's collation, not of the
+        -- topic's "C" column it is passed beside (Citus's forced delegation compares both).
+        v_n := v_n + idem._outbox_ack_group(consumer, t COLLATE "default", g.topic, v_ids, v_positions, token);
       END IF;
     END LOOP;
   END LOOP;

@@ -79,11 +79,11 @@ BEGIN
   END LOOP;
 
   -- The entry points that take a tenant run whole on its node, even inside a transaction block:
-  -- its key lock, its record, its audit row and its outbox events are that node's. A consumer's
-  -- calls for one tenant run there too, but only outside a transaction block (Citus's forced
-  -- delegation wants every statement of the call to carry the call's own tenant value, collation
-  -- and all, and theirs take the tenant from the rows they read): docs/citus.md.
-  FOR f, v_forced IN SELECT p.oid::regprocedure, p.proname NOT IN ('claim_tenant', 'ack', 'nack', 'consume_once')
+  -- its key lock, its record, its audit row and its outbox events are that node's; so are a
+  -- consumer's consume_once and ack beside its effect (their helpers carry the call's own tenant
+  -- value, as forced delegation wants). A claim and a nack come alone, outside a transaction
+  -- block, where Citus delegates them unforced: docs/citus.md.
+  FOR f, v_forced IN SELECT p.oid::regprocedure, p.proname NOT IN ('claim_tenant', 'nack')
                FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace
               AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit',
