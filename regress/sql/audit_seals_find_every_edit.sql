@@ -85,6 +85,23 @@ DELETE FROM idem.audit_leaves WHERE seal_id = 1;
 DELETE FROM idem.audit_seals WHERE seal_id = 1;
 SELECT problem, seal_id FROM idem.verify_audit() WHERE problem NOT IN ('deleted', 'inserted') ORDER BY seal_id;
 SELECT count(*) AS checked_since_now FROM idem.verify_audit(since => clock_timestamp());
+-- ... but a kept head makes every seal checked, whatever `since` says; and it may be pasted as
+-- bytea prints it, in capitals, with a newline.
+SELECT problem FROM idem.verify_audit(since => clock_timestamp(), known_head => :'head_before') WHERE problem NOT IN ('deleted', 'inserted');
+SELECT encode(head, 'hex') AS head_now FROM idem.audit_seals ORDER BY seal_id DESC LIMIT 1 \gset
+SELECT count(*) AS known_head_as_pasted FROM idem.verify_audit(known_head => E'\\x' || upper(:'head_now') || E'\n') WHERE problem = 'head_unknown';
+SELECT * FROM idem.verify_audit(since => NULL);
+-- A forged row given a leaf that names no seal, and one under an id below every sealed range.
+INSERT INTO idem.audit_leaves VALUES ('seal-forged-2', :changed_id, 999, now(), '\x00');
+ALTER TABLE idem.mutations DISABLE TRIGGER ALL;
+INSERT INTO idem.mutations OVERRIDING SYSTEM VALUE
+SELECT t, id, scope_digest, client_key, caller_id, resource, generation, attempt, mutation_type, outcome,
+       handler_called, order_id, handler_response, local_status, error_message, recovery_point, retry_count, attempted_at, completed_at
+  FROM idem.mutations, (VALUES ('seal-forged-2', :changed_id), ('seal-forged-3', -5)) f(t, id)
+ WHERE tenant_id = 'seal-a' AND mutation_id = :changed_id;
+ALTER TABLE idem.mutations ENABLE TRIGGER ALL;
+SELECT problem, tenant_id, seal_id = 999 AS names_the_missing_seal FROM idem.verify_audit()
+ WHERE tenant_id LIKE 'seal-forged-%' OR seal_id = 999 ORDER BY problem, tenant_id;
 ALTER TABLE idem.audit_leaves ENABLE TRIGGER ALL;
 ALTER TABLE idem.audit_seals ENABLE TRIGGER ALL;
 
@@ -93,6 +110,14 @@ SELECT count(*) AS seals FROM idem.audit_seals \gset
 SELECT * FROM idem.seal_audit(batch => 0);
 SELECT * FROM idem.seal_audit(wait => '2 minutes');
 SELECT * FROM idem.seal_audit(wait => NULL);
+-- Under REPEATABLE READ a seal committed meanwhile would be invisible to it (the SQL fuzzer's
+-- finding: two seals of one range, a duplicate leaf): refused.
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT * FROM idem.seal_audit();
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT * FROM idem.seal_audit();
+ROLLBACK;
 SELECT count(*) = :seals AS no_seal_added FROM idem.audit_seals;
 -- A role bound to a tenant seals nothing (a seal covers every tenant).
 CREATE ROLE seal_bound_operator IN ROLE idem_operator;

@@ -19,6 +19,16 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('wait must be positive and at most 1 minute, got %s', coalesce(wait::text, 'NULL')),
       'Audit writers queue behind a seal that waits: keep the wait short and run the seal again.');
   END IF;
+  -- Each statement below must see what committed before it (the previous seal, once its lock is
+  -- ours; every row of the range, once the trail's is): a REPEATABLE READ snapshot would seal
+  -- again what a concurrent seal sealed.
+  IF current_setting('transaction_read_only') = 'on' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'seal_audit writes: not in a read-only transaction');
+  END IF;
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'seal_audit runs in READ COMMITTED',
+      'Call it as a statement of its own (a scheduled job), not inside a REPEATABLE READ or SERIALIZABLE transaction.');
+  END IF;
   -- One sealer at a time; readers of the seals go on.
   LOCK TABLE idem.audit_seals IN EXCLUSIVE MODE;
   SELECT * INTO v_prev FROM idem.audit_seals s ORDER BY s.seal_id DESC LIMIT 1;
@@ -31,7 +41,8 @@ BEGIN
   -- waits for each transaction that wrote to the trail and holds new writers off until this
   -- transaction ends. So the range sealed has no late rows, and a row that turns up in it later
   -- was inserted after its seal. Writers wait for the seal: behind a long transaction it gives up.
-  PERFORM set_config('lock_timeout', (extract(epoch FROM idem._elapsed(wait)) * 1000)::bigint::text, true);
+  -- At least 1 ms: a lock_timeout of 0 would wait for ever.
+  PERFORM set_config('lock_timeout', greatest(1, ceil(extract(epoch FROM idem._elapsed(wait)) * 1000))::bigint::text, true);
   BEGIN
     LOCK TABLE idem.mutations IN SHARE MODE;
   EXCEPTION WHEN lock_not_available THEN
