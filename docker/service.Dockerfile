@@ -15,7 +15,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 # g++ and make). GoogleTest and Google Benchmark are not needed: IDEM_TESTS and IDEM_BENCH are off.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake pkg-config \
-      libpqxx-dev libssl-dev nlohmann-json3-dev libcpp-httplib-dev \
+      libpqxx-dev libssl-dev nlohmann-json3-dev libcpp-httplib-dev prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # All CMakeLists.txt reads with IDEM_TESTS=OFF IDEM_BENCH=OFF IDEM_FUZZ=OFF: core/ (idem_core),
@@ -40,11 +40,11 @@ RUN find . \( -name '*.o' -o -name '*.so' -o -name '*.bc' -o -name .deps \) -pru
 
 # ---- runtime ------------------------------------------------------------------------------------
 FROM ${DEBIAN_SLIM_IMAGE}
-# The shared libraries the programs link (libpqxx, libpq, cpp-httplib, OpenSSL's libcrypto; the
+# The shared libraries the programs link (libpqxx, libpq, cpp-httplib, prometheus-cpp, OpenSSL's libcrypto; the
 # rest come as their dependencies), and curl for the compose file's health checks.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libpqxx-6.4 libpq5 libcpp-httplib0.11 libssl3 curl \
+      libpqxx-6.4 libpq5 libcpp-httplib0.11 libprometheus-cpp-core1.0 libssl3 curl \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /out/ /usr/local/bin/
 RUN set -eu; \

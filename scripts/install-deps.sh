@@ -8,6 +8,7 @@ PACKAGES=(
   postgresql-15 postgresql-client-15 postgresql-server-dev-15
   libpqxx-dev libssl-dev
   libcpp-httplib-dev curl jq # the demo service, its processor and the tests that drive them speak real HTTP
+  prometheus-cpp-dev         # the demo service's /metrics
   nlohmann-json3-dev         # the reference parser of the differential tests and fuzzer
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for `make fuzz`

@@ -41,6 +41,7 @@ cat <<TXT
 
 The demo stack is running (logs and pids in ${STACK_RUN#"$ROOT"/}/):
   checkout service   http://127.0.0.1:$SERVICE_PORT
+  its metrics        http://127.0.0.1:$SERVICE_PORT/metrics   (Prometheus text format)
   payment processor  http://127.0.0.1:$PROCESSOR_PORT   (its charges: GET /v1/charges)
   order consumer     claims order_intent from the outbox into sync_orders
 

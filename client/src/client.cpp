@@ -141,7 +141,7 @@ struct ClientCore {
   std::condition_variable freed;
   std::vector<std::unique_ptr<pg::Session>> idle;
   std::size_t open = 0;  // idle + checked out
-  std::atomic<std::uint64_t> opened{0}, discarded{0}, handler_runs{0};
+  std::atomic<std::uint64_t> opened{0}, discarded{0}, handler_runs{0}, pool_waits{0}, pool_wait_us{0};
   pg::Session::Counters counters;
 
   // A connection checked out of the pool; `fresh` when opened for this checkout.
@@ -188,7 +188,12 @@ struct ClientCore {
           throw;
         }
       }
-      if (freed.wait_until(lock, deadline) == std::cv_status::timeout && idle.empty() && open >= options.pool_size) {
+      const auto waited_from = std::chrono::steady_clock::now();
+      const std::cv_status waited = freed.wait_until(lock, deadline);
+      ++pool_waits;
+      pool_wait_us += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - waited_from).count());
+      if (waited == std::cv_status::timeout && idle.empty() && open >= options.pool_size) {
         throw PoolTimeout("ERR_CLIENT_POOL_TIMEOUT", "",
                           "no database connection free within " + std::to_string(options.acquire_timeout.count()) +
                               " ms (pool_size " + std::to_string(options.pool_size) + ")");
@@ -374,6 +379,8 @@ ClientStats Client::stats() const {
   s.deferred_commits = impl_->counters.deferred_commits;
   s.deferred_commit_failures = impl_->counters.deferred_commit_failures;
   s.handler_runs = impl_->handler_runs;
+  s.pool_waits = impl_->pool_waits;
+  s.pool_wait_us = impl_->pool_wait_us;
   return s;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "metrics.hpp"
+
 namespace checkout {
 namespace {
 
@@ -13,10 +15,20 @@ std::string duration_text(std::chrono::milliseconds d) {
 
 }  // namespace
 
-ProcessorClient::ProcessorClient(std::string base_url, std::chrono::milliseconds timeout)
-    : base_url_(std::move(base_url)), timeout_(timeout) {}
+ProcessorClient::ProcessorClient(std::string base_url, std::chrono::milliseconds timeout, Metrics* metrics)
+    : base_url_(std::move(base_url)), timeout_(timeout), metrics_(metrics) {}
 
 ProcessorAnswer ProcessorClient::call(const std::string& method, const std::string& path,
+                                      const std::string& idempotency_key, const std::string& body) const {
+  ProcessorAnswer a = send(method, path, idempotency_key, body);
+  if (metrics_ != nullptr) {
+    static const char* const kResults[] = {"done", "refused", "unavailable", "timed_out"};
+    metrics_->processor_call(method + " " + path.substr(0, path.find('?')), kResults[static_cast<int>(a.kind)]);
+  }
+  return a;
+}
+
+ProcessorAnswer ProcessorClient::send(const std::string& method, const std::string& path,
                                       const std::string& idempotency_key, const std::string& body) const {
   httplib::Client http(base_url_);  // one per call: httplib's client is not shared across threads
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout_);

@@ -10,6 +10,8 @@
 
 namespace checkout {
 
+class Metrics;
+
 struct ProcessorAnswer {
   enum class Kind {
     done,         // 2xx: `body` is the charge or refund (a charge may be "requires_action")
@@ -25,7 +27,8 @@ struct ProcessorAnswer {
 
 class ProcessorClient {
  public:
-  ProcessorClient(std::string base_url, std::chrono::milliseconds timeout);
+  // metrics, when given, counts every call by operation and result; it must outlive the client.
+  ProcessorClient(std::string base_url, std::chrono::milliseconds timeout, Metrics* metrics = nullptr);
 
   ProcessorAnswer charge(const std::string& idempotency_key, long amount_cents, const std::string& currency,
                          const std::string& source, const nlohmann::json& metadata) const;
@@ -38,8 +41,11 @@ class ProcessorClient {
  private:
   ProcessorAnswer call(const std::string& method, const std::string& path, const std::string& idempotency_key,
                        const std::string& body) const;
+  ProcessorAnswer send(const std::string& method, const std::string& path, const std::string& idempotency_key,
+                       const std::string& body) const;
   std::string base_url_;
   std::chrono::milliseconds timeout_;
+  Metrics* metrics_;
 };
 
 }  // namespace checkout

@@ -1,5 +1,6 @@
 #include "service.hpp"
 
+#include <chrono>
 #include <cstdio>
 
 #include "bodies.hpp"
@@ -7,6 +8,9 @@
 
 namespace checkout {
 namespace {
+
+// When the request this worker thread answers began (cpp-httplib runs a request on one thread).
+thread_local std::chrono::steady_clock::time_point request_started;
 
 idem::ClientOptions client_options(const ServiceConfig& config) {
   idem::ClientOptions o;
@@ -20,7 +24,9 @@ idem::ClientOptions client_options(const ServiceConfig& config) {
 }  // namespace
 
 Service::Service(const ServiceConfig& config)
-    : config_(config), client_(config.db_url, client_options(config)), processor_(config.processor_url, config.processor_timeout) {}
+    : config_(config),
+      client_(config.db_url, client_options(config)),
+      processor_(config.processor_url, config.processor_timeout, &metrics_) {}
 
 void Service::route(httplib::Server& server) {
   routes_.post(server, R"(/checkout/([A-Za-z0-9_-]{1,64})/complete)",
@@ -28,6 +34,19 @@ void Service::route(httplib::Server& server) {
   routes_.post(server, R"(/v1/payments/([^/]+)/refunds)",
                [this](const httplib::Request& req, httplib::Response& res) { refund(req, res); });
   routes_.get(server, "/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  routes_.get(server, "/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.scrape(client_.stats()), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  // Every answer is counted once written, whoever made it (a handler, the exception handler,
+  // cpp-httplib's own 404/405/413); its time runs from the start of routing on this thread.
+  server.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    request_started = std::chrono::steady_clock::now();
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - request_started;
+    metrics_.request(route_name(req.path), res.status, res.get_header_value("Idempotent-Replayed") == "true", took.count());
+  });
   server.set_payload_max_length(kMaxBodyBytes);
   answer_framework_errors(server, routes_, kMaxBodyBytes);
   // Whatever a handler throws (the database gone, a lease lost) becomes its problem response;

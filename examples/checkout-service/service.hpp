@@ -11,6 +11,7 @@
 
 #include "http_glue.hpp"
 #include "idem/client.hpp"
+#include "metrics.hpp"
 #include "processor_client.hpp"
 
 namespace checkout {
@@ -48,6 +49,7 @@ class Service {
   idem::Response released(idem::Lease& lease, const ProcessorAnswer& answer);
 
   ServiceConfig config_;
+  Metrics metrics_;  // before processor_, which counts into it
   idem::Client client_;
   ProcessorClient processor_;
   Routes routes_;

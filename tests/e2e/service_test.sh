@@ -78,6 +78,45 @@ arm() {  # arm FAULT_JSON: the processor's test-only fault control
 call GET /health ""
 check "health answers 200" status_is 200
 
+# --- /metrics (Prometheus' text format) moves with what the service answers. A request is counted
+# just after its answer is written, so a value is read until it has arrived (2 s at most).
+metric() {  # metric NAME{LABELS}: its value in a scrape, 0 when absent
+  # The value is the last field; a label value may hold spaces ("POST /v1/charges").
+  curl -s "$SERVICE/metrics" | awk -v m="$1" '{ n = $0; sub(/ [^ ]*$/, "", n) } n == m { v = $NF } END { print (v == "" ? 0 : v) }'
+}
+metric_is() {  # metric_is NAME{LABELS} VALUE
+  local i
+  for i in $(seq 20); do
+    [ "$(metric "$1")" = "$2" ] && return 0
+    sleep 0.1
+  done
+  echo "service_test: $1 is $(metric "$1"), not $2" >&2
+  return 1
+}
+CO='route="checkout"'
+created=$(metric "checkout_http_requests_total{$CO,status=\"201\"}")
+refused=$(metric "checkout_http_requests_total{$CO,status=\"422\"}")
+replays=$(metric "checkout_idempotent_replays_total{$CO}")
+timed=$(metric "checkout_http_request_duration_seconds_count{$CO}")
+charged=$(metric 'checkout_processor_calls_total{operation="POST /v1/charges",result="done"}')
+S=$(session metrics)
+K=$(key metrics)
+call POST "/checkout/$S/complete" "$(checkout_body 1234)" -H "Idempotency-Key: $K"
+check "metrics: a checkout answers 201" status_is 201
+call POST "/checkout/$S/complete" "$(checkout_body 1234)" -H "Idempotency-Key: $K"
+check "metrics: its retry is a replay" eval 'status_is 201 && replayed'
+call POST "/checkout/$S/complete" "$(checkout_body 4321)" -H "Idempotency-Key: $K"
+check "metrics: the key with another amount answers 422" status_is 422
+check "metrics: requests by route and status (two more 201s)" metric_is "checkout_http_requests_total{$CO,status=\"201\"}" $((created + 2))
+check "metrics: ... one more 422" metric_is "checkout_http_requests_total{$CO,status=\"422\"}" $((refused + 1))
+check "metrics: one more replay" metric_is "checkout_idempotent_replays_total{$CO}" $((replays + 1))
+check "metrics: three more latencies observed" metric_is "checkout_http_request_duration_seconds_count{$CO}" $((timed + 3))
+check "metrics: one more charge at the processor (the replay and the 422 called nothing)" \
+  metric_is 'checkout_processor_calls_total{operation="POST /v1/charges",result="done"}' $((charged + 1))
+check "metrics: the client's round trips are exposed" eval '[ "$(metric idem_client_round_trips_total)" -gt 0 ]'
+check "metrics: the exposition is Prometheus text (TYPE lines)" eval \
+  'curl -s "$SERVICE/metrics" | grep -qx "# TYPE checkout_http_requests_total counter"'
+
 # --- The header is a Structured Field String: "K" and K are one key, one charge.
 S=$(session quoted)
 K=$(key quoted-then-bare)

@@ -83,6 +83,8 @@ struct ClientStats {
   std::uint64_t deferred_commits = 0;          // a refusal's COMMIT, sent without waiting
   std::uint64_t deferred_commit_failures = 0;  // of those, the ones that failed (an audit row lost)
   std::uint64_t handler_runs = 0;
+  std::uint64_t pool_waits = 0;    // times a checkout found no connection free and waited for one
+  std::uint64_t pool_wait_us = 0;  // the time they waited, in all
 };
 
 class Client;
