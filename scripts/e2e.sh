@@ -23,6 +23,8 @@ fi
 demo_driver --plant || rc=1
 tests/e2e/service_test.sh "http://127.0.0.1:$SERVICE_PORT" "http://127.0.0.1:$PROCESSOR_PORT" \
   "$(scripts/stack.sh token acme web)" || rc=1
+tests/e2e/consumer_metrics_test.sh "http://127.0.0.1:$SERVICE_PORT" "$(scripts/stack.sh env | sed -n 's/^CONSUMER_METRICS_URL=//p')" \
+  "$(scripts/stack.sh token acme web)" || rc=1
 # Last: it resets the processor's data.
 tests/e2e/processor_test.sh "http://127.0.0.1:$PROCESSOR_PORT" || rc=1
 [ "$rc" -eq 0 ] || echo "e2e: logs in $STACK_RUN/" >&2

@@ -44,6 +44,7 @@ The demo stack is running (logs and pids in ${STACK_RUN#"$ROOT"/}/):
   its metrics        http://127.0.0.1:$SERVICE_PORT/metrics   (Prometheus text format)
   payment processor  http://127.0.0.1:$PROCESSOR_PORT   (its charges: GET /v1/charges)
   order consumer     claims order_intent from the outbox into sync_orders
+  its metrics        $(scripts/stack.sh env | sed -n 's/^CONSUMER_METRICS_URL=//p')
 
 Try (docs/demo.md has more):
   TOKEN=$TOKEN

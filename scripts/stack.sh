@@ -13,7 +13,7 @@
 #   scripts/stack.sh status           what runs, on which port
 #   scripts/stack.sh token TENANT CALLER     a bearer token the service accepts
 #   scripts/stack.sh env              the URLs, as shell assignments
-# Ports: SERVICE_PORT (7400), PROCESSOR_PORT (7401); STACK_RUN (.run/demo) holds pids and logs, so
+# Ports: SERVICE_PORT (7400), PROCESSOR_PORT (7401), CONSUMER_METRICS_PORT (SERVICE_PORT + 50); STACK_RUN (.run/demo) holds pids and logs, so
 # make test's stack (.run/e2e, other ports, its own database) leaves a `make serve` alone.
 # SERVICE_ARGS / CONSUMER_ARGS add flags; CONSUMER_ROLE the consumer's login (order_consumer). STACK_CITUS=1: the database is made on every node of
 # this checkout's Citus cluster (scripts/citus.sh; PGPORT its coordinator's), the service's tables
@@ -25,6 +25,7 @@ BIN=${STACK_BIN:-$ROOT/build/examples}
 STACK_DB=${STACK_DB:-idem_demo}
 SERVICE_PORT=${SERVICE_PORT:-7400}
 PROCESSOR_PORT=${PROCESSOR_PORT:-7401}
+CONSUMER_METRICS_PORT=${CONSUMER_METRICS_PORT:-$((SERVICE_PORT + 50))}  # the consumer's GET /metrics
 PGPORT=${PGPORT:-54320}
 mkdir -p "$RUN"
 
@@ -96,7 +97,7 @@ check() {
       busy=1
     fi
   done
-  for port in "$PROCESSOR_PORT" "$SERVICE_PORT"; do
+  for port in "$PROCESSOR_PORT" "$SERVICE_PORT" "$CONSUMER_METRICS_PORT"; do
     if port_busy "$port"; then
       echo "stack: port $port is taken by $(port_holder "$port")" >&2
       busy=1
@@ -164,7 +165,8 @@ start() {
       ;;
     consumer)
       # shellcheck disable=SC2086,SC2046
-      "$BIN/order-consumer/order-consumer" --db "$(db_url "${CONSUMER_ROLE:-order_consumer}")" $(citus_flag) ${CONSUMER_ARGS:-} >>"$log" 2>&1 &
+      "$BIN/order-consumer/order-consumer" --db "$(db_url "${CONSUMER_ROLE:-order_consumer}")" \
+        --metrics "127.0.0.1:$CONSUMER_METRICS_PORT" $(citus_flag) ${CONSUMER_ARGS:-} >>"$log" 2>&1 &
       ;;
     *) echo "stack: unknown component $name (processor, service, consumer)" >&2; return 2 ;;
   esac
@@ -221,6 +223,7 @@ case $cmd in
   env)
     echo "SERVICE_URL=http://127.0.0.1:$SERVICE_PORT"
     echo "PROCESSOR_URL=http://127.0.0.1:$PROCESSOR_PORT"
+    echo "CONSUMER_METRICS_URL=http://127.0.0.1:$CONSUMER_METRICS_PORT/metrics"
     echo "STACK_DB_URL=$(db_url postgres)"
     ;;
   *) sed -n '2,17p' "$0" >&2; exit 2 ;;

@@ -4,6 +4,8 @@
 
 #include <regex>
 
+#include "counter_totals.hpp"
+
 namespace checkout {
 namespace {
 
@@ -13,10 +15,6 @@ prometheus::Family<prometheus::Counter>& counters(prometheus::Registry& registry
   return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
 }
 
-// From the totals the client keeps to a counter's increments (a counter only goes up).
-void catch_up(prometheus::Counter& counter, double total, double seen) {
-  if (total > seen) counter.Increment(total - seen);
-}
 
 }  // namespace
 
@@ -55,10 +53,11 @@ void Metrics::processor_call(const std::string& operation, const std::string& re
 std::string Metrics::scrape(const idem::ClientStats& client) {
   {
     const std::lock_guard<std::mutex> lock(scrape_mutex_);
-    catch_up(pool_waits_, static_cast<double>(client.pool_waits), static_cast<double>(seen_.pool_waits));
-    catch_up(pool_wait_seconds_, static_cast<double>(client.pool_wait_us) / 1e6, static_cast<double>(seen_.pool_wait_us) / 1e6);
-    catch_up(round_trips_, static_cast<double>(client.round_trips), static_cast<double>(seen_.round_trips));
-    catch_up(connections_opened_, static_cast<double>(client.connections_opened), static_cast<double>(seen_.connections_opened));
+    using demo_common::catch_up;
+    catch_up(pool_waits_, client.pool_waits, seen_.pool_waits);
+    catch_up(pool_wait_seconds_, client.pool_wait_us, seen_.pool_wait_us, 1e-6);
+    catch_up(round_trips_, client.round_trips, seen_.round_trips);
+    catch_up(connections_opened_, client.connections_opened, seen_.connections_opened);
     seen_ = client;
   }
   return prometheus::TextSerializer().Serialize(registry_->Collect());

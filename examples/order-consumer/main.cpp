@@ -1,19 +1,22 @@
 // order-consumer: the sync plane (reference §4.2). Claims order_intent events from the outbox and,
 // in one transaction per event, records the order in sync_orders exactly once (consume_once in
 // idem::OutboxConsumer), appends its audit row (sync_order_mutations) and emits order.created.
-//   order-consumer --db <libpq URI> [--batch 50] [--apply-delay-ms 0] [--citus]
+//   order-consumer --db <libpq URI> [--batch 50] [--apply-delay-ms 0] [--citus] [--metrics 127.0.0.1:7402]
 // --apply-delay-ms slows every event down, so the demo can kill the consumer mid-batch.
+#include <httplib.h>
 #include <signal.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "idem/outbox_consumer.hpp"
+#include "metrics.hpp"
 
 namespace {
 
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
   int batch = 50;
   std::chrono::milliseconds delay{0};
   bool citus = false;  // the database is a Citus coordinator: claim tenant by tenant (docs/citus.md)
+  std::string metrics_listen;  // host:port of GET /metrics, none when empty
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--citus") {
@@ -55,10 +59,11 @@ int main(int argc, char** argv) {
     }
     const std::string value = argv[++i];
     if (arg == "--db") db_url = value;
+    else if (arg == "--metrics") metrics_listen = value;
     else if (arg == "--batch") batch = std::stoi(value);
     else if (arg == "--apply-delay-ms") delay = std::chrono::milliseconds(std::stol(value));
     else {
-      std::fprintf(stderr, "usage: order-consumer --db URI [--batch 50] [--apply-delay-ms 0] [--citus]\n");
+      std::fprintf(stderr, "usage: order-consumer --db URI [--batch 50] [--apply-delay-ms 0] [--citus] [--metrics HOST:PORT]\n");
       return 2;
     }
   }
@@ -79,15 +84,39 @@ int main(int argc, char** argv) {
   options.idle_poll = std::chrono::milliseconds(1000);
   options.citus = citus;
   idem::OutboxConsumer consumer(db_url, options);
+  // GET /metrics on a server of its own, on loopback only.
+  std::unique_ptr<order_consumer::Metrics> metrics;
+  httplib::Server metrics_server;
+  std::thread metrics_thread;
+  if (!metrics_listen.empty()) {
+    const auto colon = metrics_listen.rfind(':');
+    const std::string host = colon == std::string::npos ? "" : metrics_listen.substr(0, colon);
+    if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+      std::fprintf(stderr, "order-consumer: --metrics must be a loopback host:port, got %s\n", metrics_listen.c_str());
+      return 2;
+    }
+    metrics = std::make_unique<order_consumer::Metrics>(db_url, options.consumer);
+    metrics_server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics->scrape(consumer.stats()), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    if (!metrics_server.bind_to_port(host.c_str(), std::atoi(metrics_listen.c_str() + colon + 1))) {
+      std::fprintf(stderr, "order-consumer: cannot listen on %s (in use?)\n", metrics_listen.c_str());
+      return 1;
+    }
+    metrics_thread = std::thread([&] { metrics_server.listen_after_bind(); });
+  }
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     consumer.stop();
+    metrics_server.stop();
   });
   stopper.detach();
   std::printf("order-consumer claiming order_intent as sync_plane\n");
   std::fflush(stdout);
   consumer.run([&](idem::SqlTransaction& tx, const idem::OutboxEvent& e) { record(tx, e, delay); });
+  metrics_server.stop();
+  if (metrics_thread.joinable()) metrics_thread.join();
   const auto s = consumer.stats();
   std::printf("order-consumer stopped: applied=%llu redeliveries_skipped=%llu failed=%llu\n",
               static_cast<unsigned long long>(s.applied), static_cast<unsigned long long>(s.skipped_redeliveries),

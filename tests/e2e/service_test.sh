@@ -78,21 +78,10 @@ arm() {  # arm FAULT_JSON: the processor's test-only fault control
 call GET /health ""
 check "health answers 200" status_is 200
 
-# --- /metrics (Prometheus' text format) moves with what the service answers. A request is counted
-# just after its answer is written, so a value is read until it has arrived (2 s at most).
-metric() {  # metric NAME{LABELS}: its value in a scrape, 0 when absent
-  # The value is the last field; a label value may hold spaces ("POST /v1/charges").
-  curl -s "$SERVICE/metrics" | awk -v m="$1" '{ n = $0; sub(/ [^ ]*$/, "", n) } n == m { v = $NF } END { print (v == "" ? 0 : v) }'
-}
-metric_is() {  # metric_is NAME{LABELS} VALUE
-  local i
-  for i in $(seq 20); do
-    [ "$(metric "$1")" = "$2" ] && return 0
-    sleep 0.1
-  done
-  echo "service_test: $1 is $(metric "$1"), not $2" >&2
-  return 1
-}
+# --- /metrics (Prometheus' text format) moves with what the service answers.
+METRICS_URL=$SERVICE/metrics
+# shellcheck source=tests/e2e/metrics_lib.sh
+source "$(dirname "$0")/metrics_lib.sh"
 CO='route="checkout"'
 created=$(metric "checkout_http_requests_total{$CO,status=\"201\"}")
 refused=$(metric "checkout_http_requests_total{$CO,status=\"422\"}")
@@ -115,7 +104,7 @@ check "metrics: one more charge at the processor (the replay and the 422 called 
   metric_is 'checkout_processor_calls_total{operation="POST /v1/charges",result="done"}' $((charged + 1))
 check "metrics: the client's round trips are exposed" eval '[ "$(metric idem_client_round_trips_total)" -gt 0 ]'
 check "metrics: the exposition is Prometheus text (TYPE lines)" eval \
-  'curl -s "$SERVICE/metrics" | grep -qx "# TYPE checkout_http_requests_total counter"'
+  'grep -qx "# TYPE checkout_http_requests_total counter" <<<"$(curl -s "$METRICS_URL")"'
 
 # --- The header is a Structured Field String: "K" and K are one key, one charge.
 S=$(session quoted)
