@@ -11,69 +11,15 @@
 #include "http.hpp"
 #include "pg_session.hpp"
 #include "sql_text.hpp"
+#include "statements.hpp"
 
 namespace idem {
 namespace {
 
-constexpr const char* kAcquire = "idem_client_acquire";
-constexpr const char* kAcquireRouteScoped = "idem_client_acquire_route_scoped";
-constexpr const char* kComplete = "idem_client_complete";
-constexpr const char* kEmit = "idem_client_emit";
-constexpr const char* kCheckpoint = "idem_client_checkpoint";
-constexpr const char* kRelease = "idem_client_release";
-
-#define IDEM_ACQUIRE_COLUMNS                                                                  \
-  "SELECT outcome, handle, attempt, recovery_point, recovery_data::text, response_status,"     \
-  " response_headers::text, response_body, retry_after, handler_key, key_reuse_differs::text"
-
-const std::vector<pg::Statement> kStatements = {
-    {kAcquire,
-     IDEM_ACQUIRE_COLUMNS
-     " FROM idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5, lease => $6::interval,"
-     " ttl => $7::interval, mutation_type => $8)"},
-    // idem.key_scope = route for this transaction, set before acquire runs: acquire's argument
-    // reads the setting's value, so the lateral call comes after it (and adds nothing to it).
-    {kAcquireRouteScoped,
-     IDEM_ACQUIRE_COLUMNS
-     " FROM (SELECT pg_catalog.set_config('idem.key_scope', 'route', true) AS scope) s,"
-     " LATERAL idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5 || left(s.scope, 0),"
-     " lease => $6::interval, ttl => $7::interval, mutation_type => $8)"},
-    {kComplete,
-     "SELECT idem.complete($1, $2::bigint, $3::integer, $4::jsonb, $5::bytea, $6, $7::jsonb, $8, $9::boolean)"},
-    {kEmit, "SELECT idem.emit($1, $2, $3::jsonb, $4)"},
-    {kCheckpoint, "SELECT idem.checkpoint($1, $2::bigint, $3, $4::jsonb, $5::boolean)"},
-    {kRelease, "SELECT idem.release($1, $2::bigint, $3, $4::boolean)"},
-};
-
-// ClientOptions::citus: the same statements with the tenant first (the parameters gain it as $1).
-const std::vector<pg::Statement> kCitusStatements = [] {
-  std::vector<pg::Statement> statements = kStatements;
-  for (pg::Statement& s : statements) {
-    if (s.name == std::string(kComplete)) {
-      s.sql = "SELECT idem.complete($1, $2, $3::bigint, $4::integer, $5::jsonb, $6::bytea, $7, $8::jsonb, $9, $10::boolean)";
-    } else if (s.name == std::string(kCheckpoint)) {
-      s.sql = "SELECT idem.checkpoint($1, $2, $3::bigint, $4, $5::jsonb, $6::boolean)";
-    } else if (s.name == std::string(kRelease)) {
-      s.sql = "SELECT idem.release($1, $2, $3::bigint, $4, $5::boolean)";
-    }
-  }
-  return statements;
-}();
-
-// The parameters of complete, checkpoint or release: with the tenant first on Citus.
-std::vector<SqlValue> tenant_first(bool citus, const std::string& tenant, std::vector<SqlValue> params) {
-  if (citus) params.insert(params.begin(), tenant);
-  return params;
-}
-
-// Columns of kAcquire.
-enum AcquireColumn {
-  kOutcome, kHandle, kToken, kRecoveryPoint, kRecoveryData, kStatus, kHeaders, kBody, kRetryAfter, kHandlerKey,
-  kKeyReuseDiffers
-};
+using namespace statements;  // NOLINT: the names of the client's own statements
 
 const char* acquire_statement(const Request& request) {
-  return request.key_scope == Request::KeyScope::route ? kAcquireRouteScoped : kAcquire;
+  return statements::acquire(request.key_scope == Request::KeyScope::route);
 }
 
 // A core error found before anything was sent, as the client's exception.

@@ -7,8 +7,9 @@ AS $function$
 DECLARE
   v_level bytea[];
 BEGIN
-  -- RFC 6962's tree (certificate transparency): a leaf is SHA-256(0x00 || leaf), a node
-  -- SHA-256(0x01 || left || right), an odd node carried up as it is; no leaves: SHA-256('').
+  -- RFC 6962's hashes (certificate transparency): a leaf is SHA-256(0x00 || leaf), a node
+  -- SHA-256(0x01 || left || right); but pairs level by level, an odd node carried up as it is
+  -- (RFC 6962 splits at the largest power of two instead); no leaves: SHA-256('').
   IF coalesce(cardinality(p_leaves), 0) = 0 THEN RETURN sha256(''::bytea); END IF;
   SELECT array_agg(sha256('\x00'::bytea || l) ORDER BY i) INTO v_level FROM unnest(p_leaves) WITH ORDINALITY AS t(l, i);
   WHILE cardinality(v_level) > 1 LOOP
@@ -20,5 +21,5 @@ BEGIN
   RETURN v_level[1];
 END $function$
 ;
-COMMENT ON FUNCTION idem._merkle_root(bytea[]) IS 'The Merkle tree root of the leaves in order (RFC 6962: 0x00 leaf and 0x01 node prefixes).';
+COMMENT ON FUNCTION idem._merkle_root(bytea[]) IS 'The Merkle tree root of the leaves in order (RFC 6962''s 0x00 leaf and 0x01 node prefixes, paired level by level).';
 REVOKE ALL ON FUNCTION idem._merkle_root(bytea[]) FROM PUBLIC;

@@ -15,7 +15,14 @@ BEGIN
   -- index), plus the attempts in progress that have written nothing yet (idem.keys).
   RETURN QUERY
   WITH trail AS (
-    SELECT m.tenant_id, m.resource, m.scope_digest, m.generation, m.attempt, m.outcome
+    -- An abandoned attempt was taken over when a later attempt of its generation came; one the
+    -- purge wrote (a record past its TTL) was not.
+    SELECT m.tenant_id, m.resource, m.scope_digest, m.generation, m.attempt, m.outcome,
+           m.outcome = 'abandoned' AND EXISTS (
+             SELECT FROM idem.mutations n
+              WHERE n.tenant_id = m.tenant_id AND n.client_key = m.client_key  -- the trail's key index
+                AND n.scope_digest = m.scope_digest AND n.generation = m.generation
+                AND n.attempt > m.attempt) AS taken_over
       FROM idem.mutations m
      WHERE m.attempted_at >= since AND m.attempted_at < until AND idem._tenant_visible(m.tenant_id)),
   live AS (
@@ -34,6 +41,7 @@ BEGIN
            count(*) FILTER (WHERE t.outcome = 'completed') AS completed,
            count(*) FILTER (WHERE t.outcome = 'released') AS released,
            count(*) FILTER (WHERE t.outcome = 'abandoned') AS abandoned,
+           count(*) FILTER (WHERE t.taken_over) AS takeovers,
            count(*) FILTER (WHERE t.outcome = 'resolved_by_operator') AS resolved_by_operator,
            count(*) FILTER (WHERE t.outcome = 'replay') AS replays,
            count(*) FILTER (WHERE t.outcome = 'in_progress') AS in_progress,
@@ -43,7 +51,7 @@ BEGIN
   per_live AS (SELECT l.tenant_id, l.resource, count(*) AS in_flight FROM live l GROUP BY 1, 2)
   SELECT g.tenant_id, g.resource,
          coalesce(a.generations, 0), coalesce(a.attempts, 0), coalesce(a.attempts - a.generations, 0),
-         coalesce(o.abandoned, 0),
+         coalesce(o.takeovers, 0),
          coalesce(o.completed, 0), coalesce(o.released, 0), coalesce(o.abandoned, 0), coalesce(o.resolved_by_operator, 0),
          coalesce(o.replays, 0), coalesce(o.in_progress, 0), coalesce(o.mismatches, 0), coalesce(o.key_reused, 0),
          coalesce(l.in_flight, 0)
