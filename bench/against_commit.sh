@@ -28,7 +28,7 @@ done
 tps() {
   local out
   out=$("$pgbench" -n -M prepared -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -D replay_keys=2000 -f "$PGB/$2" "postgresql://postgres@127.0.0.1:$1/idem_against" 2>&1)
-  grep -q "number of failed transactions: 0" <<<"$out" || { echo "$2 on port $1: pgbench reported failures" >&2; echo "$out" >&2; exit 1; }
+  grep -q "number of failed transactions: 0" <<<"$out" && ! grep -q "aborted" <<<"$out" || { echo "$2 on port $1: pgbench reported failures" >&2; echo "$out" >&2; exit 1; }
   sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out" | head -1
 }
 echo "run $(date -u +%Y%m%d-%H%M%S): $CLIENTS clients, $SECONDS_EACH s each; base = $sha, here = $(git rev-parse --short HEAD)"

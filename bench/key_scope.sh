@@ -20,7 +20,7 @@ psql "$DBURL" -qAtX -v ON_ERROR_STOP=1 -c "CREATE EXTENSION pg_idempotency" -f "
 tps() {  # tps NAME SCRIPT [PGOPTIONS]
   local out
   out=$(PGOPTIONS=${3:-} pgbench -n -M prepared -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -f "$PGB/$2" "$DBURL" 2>&1)
-  grep -q "number of failed transactions: 0" <<<"$out" || { echo "$1: pgbench reported failures" >&2; echo "$out" >&2; exit 1; }
+  grep -q "number of failed transactions: 0" <<<"$out" && ! grep -q "aborted" <<<"$out" || { echo "$1: pgbench reported failures" >&2; echo "$out" >&2; exit 1; }
   sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out" | head -1
 }
 printf 'round\tfloor\tpeer_new_key\tnew_key_route\tnew_key_tenant\ttenant/route\ttenant/peer\ttenant/floor\n'
