@@ -31,6 +31,13 @@ constexpr const char* kRecordValues[] = {
 
 constexpr int kRecordColumnCount = sizeof kRecordColumns / sizeof kRecordColumns[0];
 
+const std::string& table_named(const Tables& tables, std::string_view name) {
+  if (name == "keys") return tables.keys;
+  if (name == "retired_keys") return tables.retired_keys;
+  if (name == "mutations") return tables.mutations;
+  throw std::logic_error("unknown statement table {@" + std::string(name) + "}");
+}
+
 }  // namespace
 
 std::string joined(const char* const* names, int n) {
@@ -45,7 +52,7 @@ std::string parameter_list(int n) {
   return out;
 }
 
-std::string with_params(std::string_view text, const char* const* params, int n) {
+std::string with_params(std::string_view text, const char* const* params, int n, const Tables& tables) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '{') {
@@ -55,6 +62,11 @@ std::string with_params(std::string_view text, const char* const* params, int n)
     const std::size_t end = text.find('}', i);
     if (end == std::string_view::npos) throw std::logic_error("unclosed statement parameter at " + std::string(text.substr(i)));
     const std::string_view name = text.substr(i + 1, end - i - 1);
+    if (!name.empty() && name[0] == '@') {
+      out.append(table_named(tables, name.substr(1)));
+      i = end;
+      continue;
+    }
     int k = 0;
     while (k < n && name != params[k]) ++k;
     if (k == n) throw std::logic_error("unknown statement parameter {" + std::string(name) + "}");
@@ -64,22 +76,27 @@ std::string with_params(std::string_view text, const char* const* params, int n)
   return out;
 }
 
-std::string audit_insert() {
-  return "INSERT INTO idem.mutations (" + joined(kAuditColumnNames, kAuditColumns) + ") VALUES (" + parameter_list(kAuditColumns) + ")";
+std::string audit_insert(const Tables& tables) {
+  const std::string columns = joined(kAuditColumnNames, kAuditColumns), values = parameter_list(kAuditColumns);
+  if (tables.shards) {
+    return "INSERT INTO " + tables.mutations + " (mutation_id, " + columns +
+           ") VALUES (nextval('idem.mutations_mutation_id_seq'), " + values + ")";
+  }
+  return "INSERT INTO " + tables.mutations + " (" + columns + ") VALUES (" + values + ")";
 }
 
-std::string record_insert(bool key_scope) {
+std::string record_insert(bool key_scope, const Tables& tables) {
   const std::string values = joined(kRecordValues, kRecordColumnCount);
-  std::string text = "INSERT INTO idem.keys AS k (" + joined(kRecordColumns, kRecordColumnCount) + ")";
+  std::string text = "INSERT INTO {@keys} AS k (" + joined(kRecordColumns, kRecordColumnCount) + ")";
   if (key_scope) {
     text += " SELECT " + values +
-            " WHERE NOT ({key_scope_tenant} AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = {tenant_id} COLLATE \"C\""
+            " WHERE NOT ({key_scope_tenant} AND EXISTS (SELECT 1 FROM {@keys} o WHERE o.tenant_id = {tenant_id} COLLATE \"C\""
             " AND o.client_key = {client_key} COLLATE \"C\" AND o.key_scope = 'tenant'))";
   } else {
     text += " VALUES (" + values + ")";
   }
   text += " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at";
-  return with_params(text, kRecordParamNames, key_scope ? kRecordParams : kRecordParams - 1);
+  return with_params(text, kRecordParamNames, key_scope ? kRecordParams : kRecordParams - 1, tables);
 }
 
 }  // namespace idem::statements

@@ -20,13 +20,24 @@ constexpr int kRecordParams = 0
 #undef RECORD_PARAM
     ;
 
-// INSERT INTO idem.mutations (<the columns>) VALUES ($1, ..., $n).
-std::string audit_insert();
+// The tables a statement names: idem's own on one node; on Citus, the shards that hold one
+// tenant's rows on this node (the fast path writes them as plain tables, docs/citus.md).
+struct Tables {
+  std::string keys = "idem.keys";
+  std::string retired_keys = "idem.retired_keys";
+  std::string mutations = "idem.mutations";
+  // Shards lack the identity of idem.mutations.mutation_id (Citus draws it on the table's
+  // node-local sequence before it routes a row): the INSERT draws it there itself.
+  bool shards = false;
+};
+
+// INSERT INTO <mutations> (<the columns>) VALUES ($1, ..., $n); into shards, with mutation_id first.
+std::string audit_insert(const Tables& tables = {});
 
 // The INSERT of a new key's record, RETURNING attempt, generation, lease_expires_at. With
 // key_scope, it inserts nothing while another record owns the key under the key scope tenant
 // and takes all kRecordParams; without (a schema before idem.keys.key_scope), all but the last.
-std::string record_insert(bool key_scope);
+std::string record_insert(bool key_scope, const Tables& tables = {});
 
 // "a, b, c" of n names.
 std::string joined(const char* const* names, int n);
@@ -34,8 +45,9 @@ std::string joined(const char* const* names, int n);
 // "$1, $2, ..., $n".
 std::string parameter_list(int n);
 
-// `text` with each {name} replaced by $k, k the 1-based position of name in `params`; an unknown
-// or unclosed name is a bug in a .def file: std::logic_error.
-std::string with_params(std::string_view text, const char* const* params, int n);
+// `text` with each {name} replaced by $k, k the 1-based position of name in `params`, and each
+// {@table} (keys, retired_keys, mutations) by that table's name in `tables`; an unknown or
+// unclosed name is a bug in a .def file: std::logic_error.
+std::string with_params(std::string_view text, const char* const* params, int n, const Tables& tables = {});
 
 }  // namespace idem::statements

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "extension/boundary.hpp"
+#include "extension/citus/shard_route.hpp"
 #include "extension/hot_path/kept_plan.hpp"
 
 namespace idem::citus {
@@ -16,8 +17,11 @@ State state = State::Unknown;
 Oid keys_table = InvalidOid;  // learnt at the probe
 
 // Until idem.keys is known (no extension yet in this database), any invalidation may be its making.
+// Citus invalidates idem.keys' entry whenever its shards or placements change: the routes too.
 void forget(Datum, Oid relid) {
-  if (relid == InvalidOid || relid == keys_table || keys_table == InvalidOid) state = State::Unknown;
+  if (relid != InvalidOid && relid != keys_table && keys_table != InvalidOid) return;
+  state = State::Unknown;
+  forget_routes();
 }
 
 // Citus's catalog pg_dist_partition lists its tables (column 1, logicalrelid). Read with the

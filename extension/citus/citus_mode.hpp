@@ -1,8 +1,8 @@
 // Citus mode (docs/citus.md): once idem.citus_distribute() has made idem.keys a Citus table, the
 // tables of this node are empty shells and a tenant's rows live in its shard, on one node. The C
-// fast paths read tables directly, so in Citus mode they step aside: every call goes through SQL,
-// which Citus routes to the shard, and a call must run on the node that holds its tenant's shard
-// (its key lock is that node's), which force-delegated entry points do.
+// fast paths then read and write the tenant's shards (shard_route.hpp); what they cannot do goes
+// through SQL, which Citus routes to the shard. A call must run on the node that holds its
+// tenant's shard (its key lock is that node's), which force-delegated entry points do.
 #pragma once
 
 #include "extension/pg/postgres.hpp"

@@ -5,14 +5,16 @@
 // goes to idem._acquire_general, the PL/pgSQL reference, which decides from the start. The fast
 // path hands over before it writes anything and holding nothing it took (docs/hot-path.md).
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/keys/derived_ids.hpp"
 #include "core/keys/handle.hpp"
 #include "core/protocol/decision.hpp"
 #include "core/protocol/fast_path.hpp"
-#include "extension/citus/citus_mode.hpp"
 #include "core/statements/hot_statements.hpp"
+#include "extension/citus/citus_mode.hpp"
+#include "extension/citus/shard_route.hpp"
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
@@ -69,6 +71,10 @@ KeptPlan insert_record_before_key_scope{kInsertRecordBeforeKeyScopeSql.c_str(),
 #undef RECORD_PARAM
                                         },
                                         nullptr};
+
+// On Citus, the same INSERT into the tenant's shards (key_scope exists: Citus mode came after it).
+std::string record_insert_on_shard(const statements::Tables& shards) { return statements::record_insert(true, shards); }
+KeptPlanPerTables insert_record_on_shard{record_insert_on_shard, insert_record};
 
 Args args_of(const RecordParams& p, int n) {
   Args args;
@@ -229,6 +235,7 @@ struct Attempt {
   bool schema_has_key_scope;   // idem.keys.key_scope exists
   protocol::FastCall call_view;  // which decisions the fast path answers (core/protocol/fast_path.hpp)
   MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
+  const citus::ShardRoute* shards;  // on Citus, the tenant's shards here; nullptr on one node
   TimestampTz now;
   mutable int32 new_generation;  // set when a new record was inserted
 };
@@ -283,7 +290,9 @@ HeapTuple insert_new_record(const Attempt& a) {
   p.mutation_type = call.value[kMutationType];
   p.lease_secret_hash = datum::bytea_datum(secret_hash);
   p.key_scope_tenant = BoolGetDatum(a.owner_lock != 0);
-  KeptPlan& plan = a.schema_has_key_scope ? insert_record : insert_record_before_key_scope;
+  KeptPlan& plan = a.shards != nullptr        ? insert_record_on_shard.of(a.shards->tables)
+                   : a.schema_has_key_scope ? insert_record
+                                            : insert_record_before_key_scope;
   const Args row = args_of(p, plan.nargs);
   spi_connect();
   if (execute(plan, row, 1, SPI_OK_INSERT_RETURNING, "could not insert the key's record") != 1) {
@@ -356,7 +365,7 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
     audit.retry_count = Value::of(record.null[field::kAttemptsInGeneration] ? Int32GetDatum(0) : record.value[field::kAttemptsInGeneration]);
     audit.attempted_at = Value::of(TimestampTzGetDatum(a.now));
     spi_connect();
-    append_audit(audit);
+    append_audit(audit, a.shards == nullptr ? nullptr : &a.shards->tables);
     spi_finish();
   }
   return form_answer(a, result);
@@ -367,9 +376,12 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
 Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   const int64 lease = bounded_usecs(call, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
   const int64 ttl = bounded_usecs(call, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
-  if (citus::distributed()) {  // the tables here are shells: SQL, on the tenant's node
-    if (!call.null[kTenant]) citus::require_local(call.value[kTenant]);
-    return run_general(call);
+  // On Citus the tables here are shells: the fast path works on the tenant's shards, which must
+  // be on this node (its key locks are this node's); the general path's SQL, which Citus routes.
+  std::optional<citus::ShardRoute> shards;
+  if (citus::distributed()) {
+    if (call.null[kTenant]) return run_general(call);  // which names the refusal
+    shards = citus::local_route(call.value[kTenant]);
   }
   protocol::FastCall view;
   view.enabled = gucs::fast_path;
@@ -401,11 +413,13 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   false,
                   view,
                   CurrentMemoryContext,
+                  shards ? &*shards : nullptr,
                   0,
                   0};
 
   Record record;
-  pg::call(read_record_unsafe, call.value[kTenant], call.value[kDigest], &record);
+  pg::call(read_record_unsafe, shards ? shards->keys : InvalidOid, shards ? shards->keys_pkey : InvalidOid,
+           call.value[kTenant], call.value[kDigest], &record);
   attempt.schema_has_key_scope = record.has_key_scope;
   if (!record.has_key_scope) attempt.owner_lock = 0;  // an older schema: keys own nothing
   attempt.now = GetCurrentTimestamp();

@@ -20,6 +20,9 @@ KeptPlan insert_audit{kInsertAuditSql.c_str(),
                       },
                       nullptr};
 
+std::string audit_insert_sql(const statements::Tables& tables) { return statements::audit_insert(tables); }
+KeptPlanPerTables insert_audit_on_shard{audit_insert_sql, insert_audit};
+
 // idem._audit(...): called by the PL/pgSQL paths, as the owner; its arguments are the columns.
 Datum audit(FunctionCallInfo fcinfo) {
   Args row;
@@ -32,12 +35,13 @@ Datum audit(FunctionCallInfo fcinfo) {
 
 }  // namespace
 
-void append_audit(const AuditRow& row) {
+void append_audit(const AuditRow& row, const statements::Tables* shards) {
   Args args;
 #define AUDIT_COLUMN(name, type) args.add(row.name);
 #include "core/statements/audit_columns.def"
 #undef AUDIT_COLUMN
-  (void)execute(insert_audit, args, 0, SPI_OK_INSERT, "could not append the audit row");
+  KeptPlan& plan = shards == nullptr ? insert_audit : insert_audit_on_shard.of(*shards);
+  (void)execute(plan, args, 0, SPI_OK_INSERT, "could not append the audit row");
 }
 
 }  // namespace idem::hot

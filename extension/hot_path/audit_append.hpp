@@ -16,7 +16,8 @@ struct AuditRow {
 constexpr int kAuditColumns = statements::kAuditColumns;
 static_assert(kAuditColumns <= kMaxPlanArgs, "the audit INSERT takes more parameters than a kept plan holds");
 
-// Inside an open SPI connection.
-void append_audit(const AuditRow& row);
+// Inside an open SPI connection. Into idem.mutations, or on Citus into the tenant's shard of it
+// (shards: a route's tables).
+void append_audit(const AuditRow& row, const statements::Tables* shards = nullptr);
 
 }  // namespace idem::hot

@@ -3,9 +3,13 @@
 // holder, one audit INSERT. Every other call goes to idem._complete_general, the PL/pgSQL
 // reference, which waits where it must and names the refusal, so each rule and each message
 // stays in one place. The fast path hands over holding nothing it took and having written nothing.
+#include <optional>
+#include <string>
+
 #include "core/keys/handle.hpp"
 #include "core/protocol/fast_path.hpp"
 #include "extension/citus/citus_mode.hpp"
+#include "extension/citus/shard_route.hpp"
 #include "extension/boundary.hpp"
 #include "extension/gucs.hpp"
 #include "extension/datum_convert.hpp"
@@ -30,17 +34,23 @@ KeptPlan general_complete{"SELECT idem._complete_general($1, $2, $3, $4, $5, $6,
 // It never waits for a row lock: every writer of a record (acquire, checkpoint, complete,
 // release, resolve_stuck, purge_expired) holds its key's lock while it holds the row, and this
 // call holds the key's lock.
-KeptPlan resolve{
-    "UPDATE idem.keys k SET status = 'resolved', response_status = $3, response_headers = coalesce($4, '{}'::jsonb),"
-    " response_body = coalesce($5, ''::bytea), order_id = $6, handler_response = $7, local_status = $8,"
-    " lease_expires_at = NULL, resolved_at = $9, expires_at = $9 + k.ttl"
-    " WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2 AND k.status = 'in_progress' AND k.attempt = $10"
-    " AND (k.lease_secret_hash IS NULL OR k.lease_secret_hash = $11)"
-    " RETURNING k.client_key, k.caller_id, k.resource, k.generation, k.mutation_type, k.recovery_point,"
-    " k.attempts_in_generation, coalesce(k.attempted_at, k.created_at)",
-    11,
-    {TEXTOID, BYTEAOID, INT4OID, JSONBOID, BYTEAOID, TEXTOID, JSONBOID, TEXTOID, TIMESTAMPTZOID, INT8OID, BYTEAOID},
-    nullptr};
+std::string resolve_sql(const statements::Tables& tables) {
+  return "UPDATE " + tables.keys +
+         " k SET status = 'resolved', response_status = $3, response_headers = coalesce($4, '{}'::jsonb),"
+         " response_body = coalesce($5, ''::bytea), order_id = $6, handler_response = $7, local_status = $8,"
+         " lease_expires_at = NULL, resolved_at = $9, expires_at = $9 + k.ttl"
+         " WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2 AND k.status = 'in_progress' AND k.attempt = $10"
+         " AND (k.lease_secret_hash IS NULL OR k.lease_secret_hash = $11)"
+         " RETURNING k.client_key, k.caller_id, k.resource, k.generation, k.mutation_type, k.recovery_point,"
+         " k.attempts_in_generation, coalesce(k.attempted_at, k.created_at)";
+}
+const std::string kResolveSql = resolve_sql({});
+KeptPlan resolve{kResolveSql.c_str(),
+                 11,
+                 {TEXTOID, BYTEAOID, INT4OID, JSONBOID, BYTEAOID, TEXTOID, JSONBOID, TEXTOID, TIMESTAMPTZOID, INT8OID, BYTEAOID},
+                 nullptr};
+// On Citus, the same UPDATE of the tenant's shard of idem.keys (a plain table there).
+KeptPlanPerTables resolve_on_shard{resolve_sql, resolve};
 enum Returned { kClientKey = 1, kCallerId, kResource, kGeneration, kMutationType, kRecoveryPoint, kRetries, kAttemptedAt };
 
 Datum run_general(FunctionCallInfo fcinfo) {
@@ -52,19 +62,25 @@ Datum run_general(FunctionCallInfo fcinfo) {
   PG_RETURN_VOID();
 }
 
+// On Citus: the shards of the handle's tenant (ERR_TENANT_NOT_LOCAL unless they are here), or
+// nullopt for a handle that does not parse (the general path names it).
+std::optional<citus::ShardRoute> shards_of_handle(FunctionCallInfo fcinfo) {
+  if (PG_ARGISNULL(0)) return std::nullopt;
+  const auto parsed = keys::parse_handle(datum::view(pg::guarded([&] { return PG_GETARG_TEXT_PP(0); })));
+  if (!parsed) return std::nullopt;
+  return citus::local_route(datum::text_datum(parsed->tenant));
+}
+
 Datum complete(FunctionCallInfo fcinfo) {
   // Which calls this path tries is core's predicate (protocol::fast_path_completes): every refusal
   // is the general path's to name.
   protocol::CompleteCall call;
-  if (citus::distributed()) {  // the tables here are shells: SQL, on the tenant's node
-    if (!PG_ARGISNULL(0)) {
-      const auto parsed = keys::parse_handle(datum::view(pg::guarded([&] { return PG_GETARG_TEXT_PP(0); })));
-      if (parsed) {
-        citus::require_local(PointerGetDatum(
-            pg::call(cstring_to_text_with_len, parsed->tenant.data(), static_cast<int>(parsed->tenant.size()))));
-      }
-    }
-    return run_general(fcinfo);
+  // On Citus the tables here are shells: the fast path works on the tenant's shards, which must be
+  // on this node; the general path's SQL otherwise, which Citus routes.
+  std::optional<citus::ShardRoute> shards;
+  if (citus::distributed()) {
+    shards = shards_of_handle(fcinfo);
+    if (!shards) return run_general(fcinfo);
   }
   call.enabled = gucs::fast_path;
   call.required_present = !(PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(8));
@@ -97,7 +113,8 @@ Datum complete(FunctionCallInfo fcinfo) {
   // Another transaction writing the key (the general path waits, within bounds), or no row: lost,
   // purged, taken over or the wrong secret. Either way nothing was written: the general path names which.
   const bool locked = key_lock::try_take(lock);
-  const long resolved = locked ? static_cast<long>(execute(resolve, update, 0, SPI_OK_UPDATE_RETURNING, "could not resolve the key's record")) : 0;
+  KeptPlan& plan = shards ? resolve_on_shard.of(shards->tables) : resolve;
+  const long resolved = locked ? static_cast<long>(execute(plan, update, 0, SPI_OK_UPDATE_RETURNING, "could not resolve the key's record")) : 0;
   if (!protocol::fast_path_resolved(locked, resolved)) {
     if (locked) key_lock::give_back(lock);
     spi_finish();
@@ -121,7 +138,7 @@ Datum complete(FunctionCallInfo fcinfo) {
   audit.retry_count = column(kRetries);
   audit.attempted_at = column(kAttemptedAt);
   audit.completed_at = Value::of(TimestampTzGetDatum(now));
-  append_audit(audit);
+  append_audit(audit, shards ? &shards->tables : nullptr);
   spi_finish();
   PG_RETURN_VOID();
 }

@@ -32,6 +32,18 @@ uint64 execute(KeptPlan& plan, const Args& args, long max_rows, int expected, co
   return pg::call(execute_unsafe, &plan, &args, max_rows, expected, failure);
 }
 
+KeptPlan& KeptPlanPerTables::of(const statements::Tables& tables) {
+  std::string names = tables.keys;
+  names.append("\n").append(tables.retired_keys).append("\n").append(tables.mutations);
+  auto it = kept_.find(names);
+  if (it == kept_.end()) {
+    it = kept_.emplace(std::move(names), Kept{text_(tables), shape_}).first;
+    it->second.plan.sql = it->second.sql.c_str();
+    it->second.plan.plan = nullptr;
+  }
+  return it->second.plan;
+}
+
 Value column(int column, uint64 row) {
   bool is_null = true;
   const Datum d = pg::call(SPI_getbinval, SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column, &is_null);

@@ -4,6 +4,10 @@
 // arguments are gathered in C++ between them.
 #pragma once
 
+#include <string>
+#include <unordered_map>
+
+#include "core/statements/hot_statements.hpp"
 #include "core/statements/plan_args.hpp"
 #include "extension/pg/pg_error.hpp"
 #include "extension/pg/postgres.hpp"
@@ -17,6 +21,26 @@ struct KeptPlan {
   int nargs;
   Oid types[kMaxPlanArgs];
   SPIPlanPtr plan;  // nullptr until first use
+};
+
+// One statement kept once per set of tables it names (on Citus: the shards of each tenant a
+// backend serves), its text made from the names at first use. Plans are never dropped: a backend
+// keeps at most one per shard it wrote.
+class KeptPlanPerTables {
+ public:
+  using Text = std::string (*)(const statements::Tables&);
+  // `shape`: the argument count and types (its sql is unused).
+  KeptPlanPerTables(Text text, const KeptPlan& shape) : text_(text), shape_(shape) {}
+  KeptPlan& of(const statements::Tables& tables);
+
+ private:
+  struct Kept {
+    std::string sql;
+    KeptPlan plan;
+  };
+  Text text_;
+  KeptPlan shape_;
+  std::unordered_map<std::string, Kept> kept_;  // by the tables' names; elements never move
 };
 
 // One argument or column value: SQL NULL unless set.

@@ -13,19 +13,24 @@ constexpr const char* kColumnNames[field::kCount] = {
 // EXTENSION UPDATE runs): read as NULL.
 constexpr bool optional_column(int f) { return f == field::kPayloadPinned || f == field::kKeyScope; }
 
-// Learnt at the first read of a backend, forgotten by any relcache invalidation of idem.keys (an
-// upgrade that adds, drops or rewrites columns, a dropped and re-created extension).
+// idem.keys and its primary key, learnt at the first read of a backend; the column numbers of
+// the table read last (idem.keys, or on Citus a tenant's shard of it, whose columns are numbered
+// afresh). Forgotten by any relcache invalidation of either (an upgrade that adds, drops or
+// rewrites columns, a dropped and re-created extension).
 struct Layout {
   Oid keys = InvalidOid;
   Oid primary_key = InvalidOid;
+  Oid read = InvalidOid;  // the table attnum describes
   AttrNumber attnum[field::kCount] = {};
 } layout;
 
 void forget(Datum, Oid relid) {
   if (relid == InvalidOid || relid == layout.keys) layout = Layout{};
+  if (relid == layout.read) layout.read = InvalidOid;
 }
 
 void learn_layout(Relation keys) {
+  layout.read = InvalidOid;  // until every column is found
   const TupleDesc desc = RelationGetDescr(keys);
   for (int f = 0; f < field::kCount; ++f) {
     AttrNumber found = InvalidAttrNumber;
@@ -36,12 +41,13 @@ void learn_layout(Relation keys) {
     if (found == InvalidAttrNumber && !optional_column(f)) elog(ERROR, "pg_idempotency: idem.keys has no column %s", kColumnNames[f]);
     layout.attnum[f] = found;
   }
+  layout.read = RelationGetRelid(keys);
 }
 
 }  // namespace
 
-void read_record_unsafe(Datum tenant_text, Datum digest_bytea, Record* out) {
-  if (layout.keys == InvalidOid) {
+void read_record_unsafe(Oid shard, Oid shard_index, Datum tenant_text, Datum digest_bytea, Record* out) {
+  if (shard == InvalidOid && layout.keys == InvalidOid) {
     const Oid ns = get_namespace_oid("idem", false);
     const Oid table = get_relname_relid("keys", ns);
     const Oid index = get_relname_relid("keys_pkey", ns);
@@ -50,9 +56,10 @@ void read_record_unsafe(Datum tenant_text, Datum digest_bytea, Record* out) {
     layout.keys = table;
   }
   // Opening may take in an invalidation that resets the layout: the numbers used are these.
-  const Oid keys_oid = layout.keys, primary_key = layout.primary_key;
+  const Oid keys_oid = shard != InvalidOid ? shard : layout.keys;
+  const Oid primary_key = shard != InvalidOid ? shard_index : layout.primary_key;
   Relation keys = table_open(keys_oid, AccessShareLock);  // held to the end of the transaction, as a statement's
-  if (layout.attnum[0] == InvalidAttrNumber) learn_layout(keys);
+  if (layout.read != keys_oid) learn_layout(keys);
   AttrNumber attnum[field::kCount];
   std::memcpy(attnum, layout.attnum, sizeof attnum);
   out->has_key_scope = attnum[field::kKeyScope] != InvalidAttrNumber;

@@ -31,11 +31,12 @@ struct Record {
   bool has_key_scope;  // the schema has idem.keys.key_scope, found or not
 };
 
-// Plain C, nothing with a destructor: called through pg::call.
-void read_record_unsafe(Datum tenant_text, Datum digest_bytea, Record* out);
+// Plain C, nothing with a destructor: called through pg::call. From idem.keys, or with a shard
+// (InvalidOid: none) from that table and its primary key index (Citus mode, a tenant's shard).
+void read_record_unsafe(Oid shard, Oid shard_index, Datum tenant_text, Datum digest_bytea, Record* out);
 
 // On a relcache invalidation of relid (InvalidOid: all): forget the cached relation and column
-// numbers when it is idem.keys.
+// numbers when it is idem.keys or the table last read.
 void forget_record_layout(Oid relid);
 
 }  // namespace idem::hot

@@ -13,6 +13,8 @@
 namespace idem::statements {
 namespace {
 
+const char* const kNames[] = {"a"};
+
 TEST(HotStatements, AuditInsertIsTheEighteenColumnInsert) {
   EXPECT_EQ(kAuditColumns, 18);
   EXPECT_EQ(audit_insert(),
@@ -45,6 +47,25 @@ TEST(HotStatements, RecordInsertBeforeKeyScopeIsTheElevenParameterInsert) {
             " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
             " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11)"
             " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at");
+}
+
+TEST(HotStatements, OnCitusTheStatementsNameTheTenantsShards) {
+  Tables shards;
+  shards.keys = "idem.keys_102008";
+  shards.retired_keys = "idem.retired_keys_102072";
+  shards.mutations = "idem.mutations_102040";
+  shards.shards = true;
+  const std::string audit = audit_insert(shards);
+  EXPECT_EQ(audit.rfind("INSERT INTO idem.mutations_102040 (mutation_id, tenant_id, ", 0), 0u);
+  EXPECT_NE(audit.find(" VALUES (nextval('idem.mutations_mutation_id_seq'), $1, $2, "), std::string::npos);
+  const std::string insert = record_insert(true, shards);
+  EXPECT_EQ(insert.rfind("INSERT INTO idem.keys_102008 AS k (", 0), 0u);
+  EXPECT_NE(insert.find("FROM idem.retired_keys_102072 g WHERE"), std::string::npos);
+  EXPECT_NE(insert.find("FROM idem.keys_102008 o WHERE"), std::string::npos);
+  EXPECT_EQ(insert.find("idem.keys "), std::string::npos);
+  EXPECT_EQ(insert.find("idem.retired_keys "), std::string::npos);
+  EXPECT_EQ(with_params("UPDATE {@keys} SET x = {a}", kNames, 1, shards), "UPDATE idem.keys_102008 SET x = $1");
+  EXPECT_THROW(with_params("{@orders}", kNames, 1, shards), std::logic_error);
 }
 
 TEST(HotStatements, PiecesJoinAndNumber) {
