@@ -52,12 +52,13 @@ TenantParameters tenant_parameters_unsafe(Oid function) {
   return at;
 }
 
-// The entry points idem.citus_distribute registers to run on the tenant's node (the consumer's
+// The entry points idem.citus_distribute registers to run on the tenant's node (its list in
+// sql/udfs/citus_distribute/latest.sql; the consumer's
 // four without force_delegation, yet Citus 13.2 crashed the coordinator on consume_once in a
 // WHERE clause all the same: a larger query is refused for them too).
 bool delegated_name(const char* name) {
-  static const char* const kDelegated[] = {"acquire", "complete",     "checkpoint", "release",     "emit",
-                                           "claim_tenant", "ack", "nack", "consume_once"};
+  static const char* const kDelegated[] = {"acquire", "complete", "checkpoint", "release", "emit", "resolve_stuck",
+                                           "retry_stuck", "claim_tenant", "ack", "nack", "consume_once"};
   for (const char* d : kDelegated) {
     if (strcmp(name, d) == 0) return true;
   }

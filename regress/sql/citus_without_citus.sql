@@ -1,7 +1,8 @@
 -- 0.4.0's Citus functions on a server without Citus: citus_distribute, citus_prepare_node and
 -- citus_check_table refuse with ERR_CITUS_MISSING and change nothing. The tenant-first forms of
--- complete, checkpoint and release (which Citus runs on the tenant's node) work on one node too,
--- and refuse a handle of another tenant, or a NULL tenant, with ERR_ARGUMENT_INVALID.
+-- complete, checkpoint, release, resolve_stuck and retry_stuck (which Citus runs on the tenant's
+-- node) work on one node too, and refuse a handle of another tenant, or a NULL tenant, with
+-- ERR_ARGUMENT_INVALID.
 \set SHOW_CONTEXT never
 SELECT expect_error($$SELECT idem.citus_distribute()$$) AS distribute;
 SELECT expect_error($$SELECT idem.citus_prepare_node()$$) AS prepare_node;
@@ -26,3 +27,14 @@ SELECT expect_error(format($$SELECT idem.complete('t-other', %L, %s, 200, '{}'::
 SELECT expect_error(format($$SELECT idem.release(NULL, %L, %s)$$, :'h3', :a3)) AS null_tenant;
 SELECT expect_error(format($$SELECT idem.checkpoint('t-other', %L, %s, 'x')$$, :'h3', :a3)) AS checkpoint_other_tenant;
 SELECT status FROM idem.keys WHERE tenant_id = 't-first' AND client_key = 'tenant-first-key-0002';
+-- The operator's tenant-first forms: another tenant's handle refused and nothing changed, then
+-- retry_stuck ends the lease and resolve_stuck gives the response the key replays.
+SELECT expect_error(format($$SELECT idem.resolve_stuck('t-other', %L, %s, 'verified', 201)$$, :'h3', :a3)) AS resolve_other_tenant;
+SELECT expect_error(format($$SELECT * FROM idem.retry_stuck('t-other', %L, %s, 'holder gone')$$, :'h3', :a3)) AS retry_other_tenant;
+SELECT count(*) AS no_operator_action FROM idem.operator_actions WHERE tenant_id = 't-first';
+SELECT status, resumable_at <= clock_timestamp() AS lease_ended
+  FROM idem.retry_stuck('t-first', :'h3', :a3, 'holder gone');
+SELECT idem.resolve_stuck('t-first', :'h3', :a3, 'charge ch_3 verified at the processor', 201, 'paid'::bytea);
+SELECT outcome, response_status, convert_from(response_body, 'UTF8') AS body
+  FROM idem.acquire('t-first', 'tenant-first-key-0002', '{}'::jsonb);
+SELECT string_agg(action, ',' ORDER BY action_id) AS operator_actions FROM idem.operator_actions WHERE tenant_id = 't-first';

@@ -17,7 +17,7 @@ trap '[ "${CITUS_KEEP_DB:-0}" = 1 ] || "$ROOT/scripts/citus.sh" drop-database "$
 
 # ---- distribution ------------------------------------------------------------------------------
 q "CREATE EXTENSION pg_idempotency" >/dev/null
-check "idem.citus_distribute() distributes the tables and registers the entry points" "32" \
+check "idem.citus_distribute() distributes the tables and registers the entry points" "34" \
   "$(q "SELECT count(*) FROM idem.citus_distribute()")"
 check "a second call changes nothing (idempotent)" "sequences: a range per node" "$(q "SELECT * FROM idem.citus_distribute()")"
 check "every tenant table is colocated with idem.keys" "12" \
@@ -124,6 +124,30 @@ check "checkpoint(handle, ...) through the coordinator: ERR_TENANT_NOT_LOCAL" "E
 q "SELECT idem.release('$t2', '$h', $a, 'processor timeout')" >/dev/null
 check "tenant-first release runs on the tenant's node" "released charge_created" \
   "$(q "SELECT status || ' ' || recovery_point FROM idem.keys WHERE client_key = 'key-$t2-0005'")"
+# The operator's calls: handle-only through the coordinator refused, tenant-first on the tenant's node.
+out=$(q "SELECT idem.resolve_stuck('$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'))")
+check "resolve_stuck(handle, ...) through the coordinator: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+out=$(q "SELECT idem.resolve_stuck('$t1', '$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'))")
+check "resolve_stuck with another tenant than the handle's: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
+q "SELECT idem.resolve_stuck('$t2', '$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'))" >/dev/null
+check "tenant-first resolve_stuck runs on the tenant's node: the key replays the operator's response" "replay 201 paid" \
+  "$(q "SELECT outcome || ' ' || response_status || ' ' || convert_from(response_body, 'UTF8') FROM idem.acquire('$t2', 'key-$t2-0005', '{}'::jsonb)")"
+check "... logged once in operator_actions" "1" "$(q "SELECT count(*) FROM idem.operator_actions WHERE tenant_id = '$t2' AND reason = 'charge ch_1 verified at the processor'")"
+h=$(q "SELECT handle FROM idem.acquire('$t2', 'key-$t2-0006', '{}'::jsonb)")
+a=$(q "SELECT attempt FROM idem.keys WHERE client_key = 'key-$t2-0006'")
+out=$(q "SELECT status FROM idem.retry_stuck('$h', $a, 'holder gone')")
+check "retry_stuck(handle, ...) through the coordinator: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+check "tenant-first retry_stuck runs on the tenant's node and ends the lease now" "in_progress true" \
+  "$(q "SELECT status || ' ' || (resumable_at <= clock_timestamp()) FROM idem.retry_stuck('$t2', '$h', $a, 'holder gone')")"
+check "... so the next request resumes it" "resumed" "$(q "SELECT outcome FROM idem.acquire('$t2', 'key-$t2-0006', '{}'::jsonb)")"
+out=$(q_script 2>&1 <<SQL
+BEGIN;
+SELECT status FROM idem.retry_stuck('$t2', '$h', $a, 'inside a transaction block');
+ROLLBACK;
+SQL
+)
+check "... inside a transaction block (where Citus does not delegate it) it is refused: ERR_TENANT_NOT_LOCAL" \
+  "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
 
 # ---- bound roles --------------------------------------------------------------------------------
 q "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_citus_svc') THEN

@@ -81,12 +81,13 @@ BEGIN
   -- The entry points that take a tenant run whole on its node, even inside a transaction block:
   -- its key lock, its record, its audit row and its outbox events are that node's; so are a
   -- consumer's consume_once and ack beside its effect (their helpers carry the call's own tenant
-  -- value, as forced delegation wants). A claim and a nack come alone, outside a transaction
-  -- block, where Citus delegates them unforced: docs/citus.md.
-  FOR f, v_forced IN SELECT p.oid::regprocedure, p.proname NOT IN ('claim_tenant', 'nack')
+  -- value, as forced delegation wants). A claim, a nack and an operator's resolve_stuck and
+  -- retry_stuck come alone, outside a transaction block, where Citus delegates them unforced
+  -- (inside one they run here and are refused, ERR_TENANT_NOT_LOCAL): docs/citus.md.
+  FOR f, v_forced IN SELECT p.oid::regprocedure, p.proname NOT IN ('claim_tenant', 'nack', 'resolve_stuck', 'retry_stuck')
                FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace
-              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit',
+              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit', 'resolve_stuck', 'retry_stuck',
                                 'claim_tenant', 'ack', 'nack', 'consume_once')
               AND 'tenant' = ANY (p.proargnames)
               AND p.oid NOT IN (SELECT o.objid FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass

@@ -71,3 +71,18 @@ END $function$
 COMMENT ON FUNCTION idem.resolve_stuck(text,bigint,text,integer,bytea,jsonb) IS 'Operator: resolve unresolved work (an expired lease, or a release after a checkpoint) with the response retries will replay; logged in idem.operator_actions.';
 REVOKE ALL ON FUNCTION idem.resolve_stuck(text,bigint,text,integer,bytea,jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.resolve_stuck(text,bigint,text,integer,bytea,jsonb) TO idem_operator;
+
+CREATE OR REPLACE FUNCTION idem.resolve_stuck(tenant text, handle text, attempt bigint, reason text, status integer, body bytea DEFAULT '\x'::bytea, headers jsonb DEFAULT '{}'::jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+  PERFORM idem._require_handle_tenant(tenant, handle);
+  PERFORM idem.resolve_stuck(handle, attempt, reason, status, body, headers);
+END $function$
+;
+COMMENT ON FUNCTION idem.resolve_stuck(text,text,bigint,text,integer,bytea,jsonb) IS 'resolve_stuck, tenant first: on Citus it runs on the tenant''s node (idem.citus_distribute); the handle must be that tenant''s.';
+REVOKE ALL ON FUNCTION idem.resolve_stuck(text,text,bigint,text,integer,bytea,jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.resolve_stuck(text,text,bigint,text,integer,bytea,jsonb) TO idem_operator;

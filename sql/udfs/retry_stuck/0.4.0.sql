@@ -83,3 +83,19 @@ END $function$
 COMMENT ON FUNCTION idem.retry_stuck(text,bigint,text) IS 'Operator: ends the lease of unfinished work now, so the service''s next request with the key resumes at its recovery point and finishes it (logged in idem.operator_actions). Refuses records that are not stuck; never waits.';
 REVOKE ALL ON FUNCTION idem.retry_stuck(text,bigint,text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.retry_stuck(text,bigint,text) TO idem_operator;
+
+-- No defaults: retry_stuck(handle, NULL, reason) must still name the form above alone.
+CREATE OR REPLACE FUNCTION idem.retry_stuck(tenant text, handle text, attempt bigint, reason text)
+ RETURNS TABLE(retried_attempt bigint, status text, recovery_point text, resumable_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+  PERFORM idem._require_handle_tenant(tenant, handle);
+  RETURN QUERY SELECT * FROM idem.retry_stuck(handle, attempt, reason);
+END $function$
+;
+COMMENT ON FUNCTION idem.retry_stuck(text,text,bigint,text) IS 'retry_stuck, tenant first: on Citus it runs on the tenant''s node (idem.citus_distribute); the handle must be that tenant''s.';
+REVOKE ALL ON FUNCTION idem.retry_stuck(text,text,bigint,text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.retry_stuck(text,text,bigint,text) TO idem_operator;
