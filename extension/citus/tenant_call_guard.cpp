@@ -57,8 +57,9 @@ TenantParameters tenant_parameters_unsafe(Oid function) {
 // four without force_delegation, yet Citus 13.2 crashed the coordinator on consume_once in a
 // WHERE clause all the same: a larger query is refused for them too).
 bool delegated_name(const char* name) {
-  static const char* const kDelegated[] = {"acquire", "complete", "checkpoint", "release", "emit", "resolve_stuck",
-                                           "retry_stuck", "claim_tenant", "ack", "nack", "consume_once"};
+  static const char* const kDelegated[] = {
+      "acquire",       "complete",     "checkpoint", "release", "emit", "resolve_stuck",
+      "retry_stuck",   "purge_expired", "claim_tenant", "ack",  "nack", "consume_once"};
   for (const char* d : kDelegated) {
     if (strcmp(name, d) == 0) return true;
   }

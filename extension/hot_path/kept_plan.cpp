@@ -7,8 +7,9 @@ void connect_unsafe() {
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
 }
 
-// Plain C on plain data: called only through pg::call.
-uint64 execute_unsafe(KeptPlan* plan, const Args* args, long max_rows, int expected, const char* failure) {
+// Plain C on plain data: called only through pg::call. latest: read-only, under the latest
+// snapshot (pushed here, popped by the same call or by the abort an error brings).
+uint64 execute_unsafe(KeptPlan* plan, const Args* args, long max_rows, int expected, const char* failure, bool latest) {
   if (plan->plan == nullptr) {
     SPIPlanPtr prepared = SPI_prepare(plan->sql, plan->nargs, plan->types);
     if (prepared == nullptr) elog(ERROR, "pg_idempotency: could not prepare \"%s\": %s", plan->sql, SPI_result_code_string(SPI_result));
@@ -16,9 +17,11 @@ uint64 execute_unsafe(KeptPlan* plan, const Args* args, long max_rows, int expec
     plan->plan = prepared;
   }
   if (args->n != plan->nargs) elog(ERROR, "pg_idempotency: %d arguments for \"%s\", which takes %d", args->n, plan->sql, plan->nargs);
-  if (SPI_execute_plan(plan->plan, const_cast<Datum*>(args->values), args->nulls, false, max_rows) != expected) {
+  if (latest) PushActiveSnapshot(GetLatestSnapshot());
+  if (SPI_execute_plan(plan->plan, const_cast<Datum*>(args->values), args->nulls, latest, max_rows) != expected) {
     elog(ERROR, "pg_idempotency: %s", failure);
   }
+  if (latest) PopActiveSnapshot();
   return SPI_processed;
 }
 
@@ -29,7 +32,11 @@ void spi_connect() { pg::call(connect_unsafe); }
 void spi_finish() { (void)pg::call(SPI_finish); }
 
 uint64 execute(KeptPlan& plan, const Args& args, long max_rows, int expected, const char* failure) {
-  return pg::call(execute_unsafe, &plan, &args, max_rows, expected, failure);
+  return pg::call(execute_unsafe, &plan, &args, max_rows, expected, failure, false);
+}
+
+uint64 execute_latest(KeptPlan& plan, const Args& args, long max_rows, int expected, const char* failure) {
+  return pg::call(execute_unsafe, &plan, &args, max_rows, expected, failure, true);
 }
 
 KeptPlan& KeptPlanPerTables::of(const statements::Tables& tables) {

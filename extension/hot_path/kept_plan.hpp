@@ -75,6 +75,10 @@ void spi_finish();
 // so under READ COMMITTED it sees what the last writer committed.
 uint64 execute(KeptPlan& plan, const Args& args, long max_rows, int expected, const char* failure);
 
+// The same, read-only under the latest snapshot: what is committed now, even inside a REPEATABLE
+// READ transaction (Citus's metadata, which its own routing reads that way).
+uint64 execute_latest(KeptPlan& plan, const Args& args, long max_rows, int expected, const char* failure);
+
 // Column `column` (1-based) of result row `row` of the last execute, NULL as NULL.
 Value column(int column, uint64 row = 0);
 

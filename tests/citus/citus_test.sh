@@ -17,9 +17,11 @@ trap '[ "${CITUS_KEEP_DB:-0}" = 1 ] || "$ROOT/scripts/citus.sh" drop-database "$
 
 # ---- distribution ------------------------------------------------------------------------------
 q "CREATE EXTENSION pg_idempotency" >/dev/null
-check "idem.citus_distribute() distributes the tables and registers the entry points" "34" \
+check "idem.citus_distribute() distributes the tables and registers the entry points" "35" \
   "$(q "SELECT count(*) FROM idem.citus_distribute()")"
 check "a second call changes nothing (idempotent)" "sequences: a range per node" "$(q "SELECT * FROM idem.citus_distribute()")"
+check_has "with shard replicas asked for, it refuses: the fast path writes one copy" "ERR_ARGUMENT_INVALID: citus.shard_replication_factor is 2" \
+  "$(q "SET citus.shard_replication_factor = 2; SELECT * FROM idem.citus_distribute()")"
 check "every tenant table is colocated with idem.keys" "12" \
   "$(q "SELECT count(*) FROM pg_dist_partition p WHERE p.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'idem.keys'::regclass) AND p.partmethod = 'h'")"
 check "the shared tables are reference tables" "8" \
@@ -76,6 +78,12 @@ for t in "$t1" "$t2"; do
   check "one order, one completed audit row ($t)" "1 1" \
     "$(q "SELECT (SELECT count(*) FROM orders WHERE tenant_id = '$t') || ' ' || (SELECT count(*) FROM idem.mutations WHERE tenant_id = '$t' AND outcome = 'completed')")"
 done
+# The record's rules are a trigger's (record_invariants.cpp), which fires on the shards: it once
+# knew its tables only by their bare names, and shards went unchecked, without purge_after.
+check_has "a write that breaks a record's rule is refused on the shard" 'violates check constraint "keys_response_status_check"' \
+  "$(q "UPDATE idem.keys SET response_status = 1000 WHERE tenant_id = '$t1' AND client_key = 'key-$t1-0001'")"
+check "... and a record written on a shard has its purge_after" "0" \
+  "$(q "SELECT count(*) FROM idem.keys WHERE expires_at IS NOT NULL AND purge_after IS NULL")"
 check "every shard of idem.keys is on a worker" "0" \
   "$(q "SELECT count(*) FROM pg_dist_shard_placement p JOIN pg_dist_shard s USING (shardid)
          WHERE s.logicalrelid = 'idem.keys'::regclass AND p.nodeport NOT IN ($(port_of worker1), $(port_of worker2))")"
@@ -148,6 +156,36 @@ SQL
 )
 check "... inside a transaction block (where Citus does not delegate it) it is refused: ERR_TENANT_NOT_LOCAL" \
   "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+
+# One tenant's purge, on its node under that node's key locks: two resolved records and one
+# abandoned attempt of each tenant, past their TTL; purging t1 leaves t2's.
+for t in "$t1" "$t2"; do
+  for n in 1 2; do
+    q_script >/dev/null 2>&1 <<SQL
+SELECT handle, attempt FROM idem.acquire('$t', 'purge-$t-$n', '{}'::jsonb, ttl => '50 milliseconds') \gset
+SELECT idem.complete('$t', :'handle', :attempt, 201, '{}'::jsonb, 'x'::bytea);
+SQL
+  done
+  q "SELECT outcome FROM idem.acquire('$t', 'purge-$t-abandoned', '{}'::jsonb, lease => '100 milliseconds', ttl => '50 milliseconds')" >/dev/null
+done
+sleep 0.3
+out=$(q_script 2>&1 <<SQL
+BEGIN;
+SELECT idem.purge_expired('$t1', 100);
+ROLLBACK;
+SQL
+)
+check "purge_expired(tenant) inside a transaction block through the coordinator: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
+check "purge_expired('$t1', 100) through the coordinator purges $t1's three records on its node" "3" "$(q "SELECT idem.purge_expired('$t1', 100)")"
+check "... leaves $t2's, and keeps $t1's generations" "0 3 3" \
+  "$(q "SELECT (SELECT count(*) FROM idem.keys WHERE client_key LIKE 'purge-$t1-%') || ' ' ||
+               (SELECT count(*) FROM idem.keys WHERE client_key LIKE 'purge-$t2-%') || ' ' ||
+               (SELECT count(*) FROM idem.retired_keys r WHERE r.tenant_id = '$t1' AND r.generation = 1
+                   AND r.scope_digest IN (SELECT m.scope_digest FROM idem.mutations m WHERE m.client_key LIKE 'purge-$t1-%'))")"
+check "... the abandoned attempt on the record, with an id of worker1's range" "abandoned 1" \
+  "$(q "SELECT outcome || ' ' || (mutation_id >> 48) FROM idem.mutations WHERE client_key = 'purge-$t1-abandoned'")"
+check "... and a new attempt of a purged key is generation 2" "acquired 2" \
+  "$(q "SELECT outcome || ' ' || generation FROM idem.acquire('$t1', 'purge-$t1-1', '{}'::jsonb)")"
 
 # ---- bound roles --------------------------------------------------------------------------------
 q "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'idem_citus_svc') THEN

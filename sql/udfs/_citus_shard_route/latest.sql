@@ -1,7 +1,7 @@
 CREATE OR REPLACE FUNCTION idem._citus_shard_route(p_tenant text,
   OUT keys_shard text, OUT keys_pkey_shard text, OUT retired_keys_shard text, OUT mutations_shard text,
   OUT keys_oid oid, OUT keys_pkey_oid oid,
-  OUT colocation_id integer, OUT shard_index integer, OUT is_local boolean)
+  OUT colocation_id integer, OUT shard_index integer, OUT is_local boolean, OUT placements integer)
  RETURNS record
  LANGUAGE plpgsql
  STABLE STRICT
@@ -15,7 +15,8 @@ BEGIN
   -- the tenant, schema-qualified; and the colocation id and shard index that name the lock
   -- Citus's executor takes before it writes a shard, which a shard move takes exclusively.
   -- is_local: the placement of the tenant's shard is this node's (a moved shard's old table may
-  -- linger until Citus's cleanup drops it: its name alone proves nothing).
+  -- linger until Citus's cleanup drops it: its name alone proves nothing). The caller reads this
+  -- under the latest snapshot, not a REPEATABLE READ transaction's (shard_route.cpp).
   IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
     PERFORM idem._raise('ERR_CITUS_MISSING', 'Citus is not installed in this database', 'Only Citus mode calls this (docs/citus.md).');
   END IF;
@@ -35,6 +36,8 @@ BEGIN
   is_local := keys_oid IS NOT NULL AND keys_pkey_oid IS NOT NULL
     AND EXISTS (SELECT FROM pg_dist_placement pl
                  WHERE pl.shardid = v_keys AND pl.groupid = (SELECT l.groupid FROM pg_dist_local_group l));
+  -- More than one: a replica elsewhere, which a write of the shard as a plain table would miss.
+  SELECT count(*)::integer INTO placements FROM pg_dist_placement pl WHERE pl.shardid = v_keys;
 END $function$
 ;
 COMMENT ON FUNCTION idem._citus_shard_route(text) IS NULL;

@@ -26,6 +26,14 @@ BEGIN
   IF NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
     RAISE EXCEPTION 'permission denied: idem.citus_distribute() needs a superuser' USING ERRCODE = 'insufficient_privilege';
   END IF;
+  -- One copy of each shard: the fast path writes the tenant's shard on its node as a plain table
+  -- (docs/citus.md), which would leave a second replica behind.
+  IF current_setting('citus.shard_replication_factor')::integer <> 1 THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('citus.shard_replication_factor is %s: pg_idempotency on Citus keeps one copy of each shard',
+             current_setting('citus.shard_replication_factor')),
+      'SET citus.shard_replication_factor = 1 before idem.citus_distribute(); use a standby per node for copies.');
+  END IF;
   v_log_distributed := EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = 'idem.transition_log'::regclass);
   IF NOT v_log_distributed AND EXISTS (SELECT FROM idem.transition_log l WHERE l.tenant_id IS NULL) THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID',
@@ -81,13 +89,16 @@ BEGIN
   -- The entry points that take a tenant run whole on its node, even inside a transaction block:
   -- its key lock, its record, its audit row and its outbox events are that node's; so are a
   -- consumer's consume_once and ack beside its effect (their helpers carry the call's own tenant
-  -- value, as forced delegation wants). A claim, a nack and an operator's resolve_stuck and
-  -- retry_stuck come alone, outside a transaction block, where Citus delegates them unforced
-  -- (inside one they run here and are refused, ERR_TENANT_NOT_LOCAL): docs/citus.md.
-  FOR f, v_forced IN SELECT p.oid::regprocedure, p.proname NOT IN ('claim_tenant', 'nack', 'resolve_stuck', 'retry_stuck')
+  -- value, as forced delegation wants). A claim, a nack, an operator's resolve_stuck and
+  -- retry_stuck and one tenant's purge_expired come alone, outside a transaction block, where
+  -- Citus delegates them unforced (inside one they run here and are refused,
+  -- ERR_TENANT_NOT_LOCAL): docs/citus.md.
+  FOR f, v_forced IN SELECT p.oid::regprocedure,
+                            p.proname NOT IN ('claim_tenant', 'nack', 'resolve_stuck', 'retry_stuck', 'purge_expired')
                FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace
               AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit', 'resolve_stuck', 'retry_stuck',
+                                'purge_expired',
                                 'claim_tenant', 'ack', 'nack', 'consume_once')
               AND 'tenant' = ANY (p.proargnames)
               AND p.oid NOT IN (SELECT o.objid FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass
