@@ -70,10 +70,17 @@ void local_shard_unsafe(const char* table, const char* index, text* tenant, Oid*
   Datum args[2] = {CStringGetTextDatum(qualified), PointerGetDatum(tenant)};
   Oid types[2] = {TEXTOID, TEXTOID};
   if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_idempotency: SPI_connect failed");
-  if (SPI_execute_with_args("SELECT pg_catalog.get_shard_id_for_distribution_column($1::regclass, $2)", 2, types,
-                            args, nullptr, true, 1) != SPI_OK_SELECT ||
-      SPI_processed != 1) {
+  // The shard's id, NULL unless it is placed here: a moved shard's table lingers until Citus's
+  // cleanup drops it, and its name alone would find it.
+  if (SPI_execute_with_args("SELECT s.id FROM pg_catalog.get_shard_id_for_distribution_column($1::regclass, $2) AS s(id)"
+                            " WHERE EXISTS (SELECT FROM pg_catalog.pg_dist_placement pl WHERE pl.shardid = s.id"
+                            " AND pl.groupid = (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l))",
+                            2, types, args, nullptr, true, 1) != SPI_OK_SELECT) {
     elog(ERROR, "pg_idempotency: could not find the shard of idem.%s", table);
+  }
+  if (SPI_processed != 1) {
+    SPI_finish();
+    not_local_unsafe(tenant);
   }
   bool is_null = true;
   const int64 shard_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &is_null));

@@ -85,6 +85,8 @@ check "... with its order and its completed audit row there" "1 1" \
 # plain table) says so, from the placement, not from the table's name. (A call on worker1 is
 # delegated by Citus to worker2, which holds the shard.)
 check "on worker1 after the move, the route of $t1 is not local" "f" "$(q worker1 "SELECT is_local FROM idem._citus_shard_route('$t1')")"
+check "... nor does the outbox's commit-time sequencing find a shard of $t1 there" "ERR_TENANT_NOT_LOCAL" \
+  "$(error_of "$(q worker1 "SELECT idem._citus_local_shard('idem.outbox_events', '$t1')")")"
 check "... on worker2 it is, naming the shards" "true $(q "SELECT shard_name('idem.keys', $shard)")" \
   "$(q worker2 "SELECT is_local || ' ' || keys_shard FROM idem._citus_shard_route('$t1')")"
 session_close mv
