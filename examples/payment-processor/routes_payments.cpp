@@ -87,7 +87,9 @@ void add_payment_routes(httplib::Server& server, Context& context) {
               }));
 
   server.Get("/v1/charges", transactional(context, [&context](const httplib::Request& req, pqxx::work& tx) {
-               return list_charges(tx, query_param(req, "idempotency_key"), context.base_url);
+               const ChargeListQuery query{query_param(req, "idempotency_key"), query_param(req, "created_gte"),
+                                           query_param(req, "starting_after"), query_param(req, "limit")};
+               return list_charges(tx, query, context.base_url);
              }));
   server.Get(R"(/v1/charges/([^/]+))", transactional(context, [&context](const httplib::Request& req, pqxx::work& tx) {
                return find_charge(tx, req.matches[1], context.base_url);

@@ -11,10 +11,10 @@ namespace {
 
 const std::string kChargeColumns =
     "id, amount_cents, amount_refunded_cents, currency, source, description, status, failure_code,"
-    " idempotency_key, extract(epoch FROM created_at)::bigint AS created, metadata::text AS metadata";
+    " idempotency_key, floor(extract(epoch FROM created_at))::bigint AS created, metadata::text AS metadata";  // whole seconds, as Stripe
 const std::string kRefundColumns =
     "id, charge_id, amount_cents, currency, status, idempotency_key,"
-    " extract(epoch FROM created_at)::bigint AS created";
+    " floor(extract(epoch FROM created_at))::bigint AS created";
 
 const std::vector<std::pair<const char*, std::string>> kStatements = {
     {stmt::kHealth, "SELECT 1"},
@@ -39,7 +39,9 @@ const std::vector<std::pair<const char*, std::string>> kStatements = {
     {stmt::kChargeFindForUpdate, "SELECT " + kChargeColumns + " FROM processor.charges WHERE id = $1 FOR UPDATE"},
     {stmt::kChargeList,
      "SELECT " + kChargeColumns + " FROM processor.charges"
-     " WHERE $1::text IS NULL OR idempotency_key = $1 ORDER BY seq"},
+     " WHERE ($1::text IS NULL OR idempotency_key = $1) AND ($2::bigint IS NULL OR floor(extract(epoch FROM created_at))::bigint >= $2)"
+     " AND ($3::text IS NULL OR seq > (SELECT s.seq FROM processor.charges s WHERE s.id = $3))"
+     " ORDER BY seq LIMIT $4::bigint"},
     {stmt::kChargeAuthorize,
      "UPDATE processor.charges SET status = 'succeeded' WHERE id = $1 AND status = 'requires_action'"},
     {stmt::kChargeAddRefunded,

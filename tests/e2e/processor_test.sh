@@ -210,6 +210,30 @@ check "the charge has exactly 1 refund" [ "$(grep -o '"object":"refund"' <<<"$BO
 call GET "/v1/charges/$CHARGE_ID" "" ""
 check "the charge shows 1000 refunded" has '"amount_refunded_cents":1000'
 
+# The export a reconciliation reads, as Stripe's list API: created_gte, limit, starting_after.
+sleep 1  # created is whole seconds: every earlier charge's is below SINCE
+SINCE=$(date +%s)
+for n in 1 2 3; do call POST /v1/charges "$(key page-$n)" "$CHARGE"; done
+call GET "/v1/charges?created_gte=$SINCE" "" ""
+check "created_gte lists the charges created since, has_more false without a limit" \
+  eval '[ "$(jq ".data | length" <<<"$BODY") $(jq .has_more <<<"$BODY")" = "3 false" ]'
+ALL=$(jq -r '.data[].id' <<<"$BODY" | tr '\n' ' ')
+call GET "/v1/charges?created_gte=$SINCE&limit=2" "" ""
+check "limit=2: the first two, oldest first, has_more true" \
+  eval '[ "$(jq -r ".data[].id" <<<"$BODY" | tr "\n" " ")$(jq .has_more <<<"$BODY")" = "$(cut -d" " -f1,2 <<<"$ALL") true" ]'
+LAST=$(jq -r '.data[-1].id' <<<"$BODY")
+call GET "/v1/charges?created_gte=$SINCE&limit=2&starting_after=$LAST" "" ""
+check "starting_after the page's last: the rest, has_more false" \
+  eval '[ "$(jq -r ".data[].id" <<<"$BODY") $(jq .has_more <<<"$BODY")" = "$(cut -d" " -f3 <<<"$ALL") false" ]'
+call GET "/v1/charges?created_gte=$((SINCE + 3600))" "" ""
+check "created_gte in the future lists none" eval '[ "$(jq ".data | length" <<<"$BODY")" = 0 ]'
+for bad in "limit=0" "limit=101" "limit=x" "created_gte=-1" "created_gte=1e9"; do
+  call GET "/v1/charges?$bad" "" ""
+  check "GET /v1/charges?$bad answers 400 naming ${bad%%=*}" eval "status_is 400 && has '\"param\":\"${bad%%=*}\"'"
+done
+call GET "/v1/charges?starting_after=ch_000000000000000000000000" "" ""
+check "starting_after an unknown charge answers 400 resource_missing" eval 'status_is 400 && has "\"code\":\"resource_missing\""'
+
 # HTTP edges: JSON 404 for unknown routes, 413 over 1 MiB.
 call GET /v1/nothing "" ""
 check "an unknown route answers 404 JSON" eval 'status_is 404 && json_type'
