@@ -29,12 +29,17 @@ SELECT expect_error(format($$SELECT idem.checkpoint('t-other', %L, %s, 'x')$$, :
 SELECT status FROM idem.keys WHERE tenant_id = 't-first' AND client_key = 'tenant-first-key-0002';
 -- The operator's tenant-first forms: another tenant's handle refused and nothing changed, then
 -- retry_stuck ends the lease and resolve_stuck gives the response the key replays.
-SELECT expect_error(format($$SELECT idem.resolve_stuck('t-other', %L, %s, 'verified', 201)$$, :'h3', :a3)) AS resolve_other_tenant;
+SELECT expect_error(format($$SELECT idem.resolve_stuck('t-other', %L, %s, 'verified', 201, ''::bytea, '{}'::jsonb)$$, :'h3', :a3)) AS resolve_other_tenant;
 SELECT expect_error(format($$SELECT * FROM idem.retry_stuck('t-other', %L, %s, 'holder gone')$$, :'h3', :a3)) AS retry_other_tenant;
 SELECT count(*) AS no_operator_action FROM idem.operator_actions WHERE tenant_id = 't-first';
 SELECT status, resumable_at <= clock_timestamp() AS lease_ended
   FROM idem.retry_stuck('t-first', :'h3', :a3, 'holder gone');
-SELECT idem.resolve_stuck('t-first', :'h3', :a3, 'charge ch_3 verified at the processor', 201, 'paid'::bytea);
+SELECT idem.resolve_stuck('t-first', :'h3', :a3, 'charge ch_3 verified at the processor', 201, 'paid'::bytea, '{}'::jsonb);
 SELECT outcome, response_status, convert_from(response_body, 'UTF8') AS body
   FROM idem.acquire('t-first', 'tenant-first-key-0002', '{}'::jsonb);
 SELECT string_agg(action, ',' ORDER BY action_id) AS operator_actions FROM idem.operator_actions WHERE tenant_id = 't-first';
+-- A resolve_stuck call whose arguments are all untyped (a driver's unknown parameters) names the
+-- handle form only: the tenant-first form takes every argument.
+PREPARE untyped_resolve AS SELECT idem.resolve_stuck($1, $2, $3, $4, $5);
+SELECT expect_error(format($$EXECUTE untyped_resolve(%L, NULL, 'r', '201', '\x')$$, :'h3')) AS untyped_resolve;
+DEALLOCATE untyped_resolve;

@@ -32,5 +32,11 @@ SELECT count(*) AS completed FROM (
     FROM unnest(ARRAY['dcr-key-unknown-01', 'dcr-key-unknown-02']) k,
          LATERAL idem.acquire('t-dcr', k, '{"amount_cents":1999}'::jsonb, caller => 'web', resource => '/checkout/cs_unknown/complete') a) x;
 SELECT resource, executions, order_ids, charge_ids FROM idem.double_charges_by_resource() WHERE tenant_id = 't-dcr' ORDER BY resource;
+-- Keys acquired without a resource name no business object: never grouped together.
+SELECT count(*) AS completed FROM (
+  SELECT idem.complete(a.handle, a.attempt, 201, '{}'::jsonb, 'ok'::bytea, 'ord_' || k, jsonb_build_object('charge_id', 'ch_' || k))
+    FROM unnest(ARRAY['dcr-key-nores-0001', 'dcr-key-nores-0002']) k,
+         LATERAL idem.acquire('t-dcr', k, '{"amount_cents":1999}'::jsonb) a) x;
+SELECT count(*) AS without_resource_listed FROM idem.double_charges_by_resource() WHERE tenant_id = 't-dcr' AND resource IS NULL;
 -- Outside the window: nothing.
 SELECT count(*) AS since_tomorrow FROM idem.double_charges_by_resource(now() + interval '1 day') WHERE tenant_id = 't-dcr';

@@ -12,6 +12,8 @@ SELECT pg_sleep(0.1);
 SELECT expect_error($$SELECT idem.purge_expired(NULL::text, 100)$$) AS null_tenant;
 SELECT expect_error($$SELECT idem.purge_expired('p-one', 0)$$) AS zero_batch;
 SELECT expect_error($$SELECT idem.purge_expired('p-one', NULL)$$) AS null_batch;
+SELECT expect_error($$SELECT idem.purge_expired('', 100)$$) AS empty_tenant;
+SELECT expect_error($$SELECT idem.purge_expired(repeat('x', 300), 100)$$) AS long_tenant;
 SELECT tenant_id, count(*) FROM idem.keys WHERE tenant_id LIKE 'p-%' GROUP BY 1 ORDER BY 1;
 SELECT idem.purge_expired('p-one', 2) AS first_two;
 SELECT tenant_id, count(*) FROM idem.keys WHERE tenant_id LIKE 'p-%' GROUP BY 1 ORDER BY 1;

@@ -133,11 +133,11 @@ q "SELECT idem.release('$t2', '$h', $a, 'processor timeout')" >/dev/null
 check "tenant-first release runs on the tenant's node" "released charge_created" \
   "$(q "SELECT status || ' ' || recovery_point FROM idem.keys WHERE client_key = 'key-$t2-0005'")"
 # The operator's calls: handle-only through the coordinator refused, tenant-first on the tenant's node.
-out=$(q "SELECT idem.resolve_stuck('$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'))")
+out=$(q "SELECT idem.resolve_stuck('$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'), '{}'::jsonb)")
 check "resolve_stuck(handle, ...) through the coordinator: ERR_TENANT_NOT_LOCAL" "ERR_TENANT_NOT_LOCAL" "$(error_of "$out")"
-out=$(q "SELECT idem.resolve_stuck('$t1', '$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'))")
+out=$(q "SELECT idem.resolve_stuck('$t1', '$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'), '{}'::jsonb)")
 check "resolve_stuck with another tenant than the handle's: ERR_ARGUMENT_INVALID" "ERR_ARGUMENT_INVALID" "$(error_of "$out")"
-q "SELECT idem.resolve_stuck('$t2', '$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'))" >/dev/null
+q "SELECT idem.resolve_stuck('$t2', '$h', $a, 'charge ch_1 verified at the processor', 201, convert_to('paid', 'UTF8'), '{}'::jsonb)" >/dev/null
 check "tenant-first resolve_stuck runs on the tenant's node: the key replays the operator's response" "replay 201 paid" \
   "$(q "SELECT outcome || ' ' || response_status || ' ' || convert_from(response_body, 'UTF8') FROM idem.acquire('$t2', 'key-$t2-0005', '{}'::jsonb)")"
 check "... logged once in operator_actions" "1" "$(q "SELECT count(*) FROM idem.operator_actions WHERE tenant_id = '$t2' AND reason = 'charge ch_1 verified at the processor'")"

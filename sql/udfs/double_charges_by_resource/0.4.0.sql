@@ -14,7 +14,7 @@ AS $function$
     SELECT m.*, (m.outcome IN ('checkpoint', 'completed') AND m.handler_called)
                 OR (m.outcome IN ('released', 'abandoned') AND m.handler_called IS NOT FALSE) AS executed,
            m.handler_response ->> 'charge_id' AS charge_id
-      FROM idem.mutations m WHERE m.attempted_at >= since
+      FROM idem.mutations m WHERE m.attempted_at >= since AND m.resource IS NOT NULL  -- no resource: no business object to compare
   ), runs AS (
     -- One row per (key, generation) that executed: did every one of its executions record a charge?
     SELECT m.tenant_id, m.resource, m.scope_digest, m.generation, bool_and(m.charge_id IS NOT NULL) AS charge_recorded

@@ -28,6 +28,10 @@ BEGIN
   IF tenant IS NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'tenant must not be NULL', 'Call purge_expired(batch) for every tenant.');
   END IF;
+  IF tenant = '' THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'tenant must not be empty');
+  END IF;
+  PERFORM idem._require_short_text(tenant, 'tenant');
   PERFORM idem._require_tenant(tenant);
   RETURN idem._purge_expired(tenant, batch);
 END $function$

@@ -72,7 +72,10 @@ COMMENT ON FUNCTION idem.resolve_stuck(text,bigint,text,integer,bytea,jsonb) IS 
 REVOKE ALL ON FUNCTION idem.resolve_stuck(text,bigint,text,integer,bytea,jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.resolve_stuck(text,bigint,text,integer,bytea,jsonb) TO idem_operator;
 
-CREATE OR REPLACE FUNCTION idem.resolve_stuck(tenant text, handle text, attempt bigint, reason text, status integer, body bytea DEFAULT '\x'::bytea, headers jsonb DEFAULT '{}'::jsonb)
+-- Every argument required: with defaults, a call of the form above whose five or six arguments
+-- are all untyped (a driver's unknown-typed parameters) matched this form too and was refused as
+-- not unique.
+CREATE OR REPLACE FUNCTION idem.resolve_stuck(tenant text, handle text, attempt bigint, reason text, status integer, body bytea, headers jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SECURITY DEFINER
