@@ -1,0 +1,97 @@
+-- reconcile: a processor export (charges and refunds, each with the processor key we sent) against
+-- the trail. A clean history reports nothing; then each kind of discrepancy is planted once and
+-- found once: orphan_charge (released after charging; a key none of ours sent), orphan_refund
+-- (made on the processor's dashboard), missing_charge/refund (recorded, unknown to the processor),
+-- amount_mismatch, refund_exceeds_charge, duplicate_charge (one checkout under two keys).
+\set SHOW_CONTEXT never
+CREATE TABLE rec_export (id text PRIMARY KEY, object text NOT NULL, idempotency_key text, amount_cents bigint NOT NULL,
+                         currency text NOT NULL, status text NOT NULL, created timestamptz NOT NULL, charge text);
+CREATE FUNCTION rec_call(p_key text, p_resource text, p_response jsonb, p_export text[] DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE a record;
+BEGIN
+  -- One mutation of tenant t-rec that completes recording p_response; p_export: the rows the
+  -- processor holds for it (id, object, amount, status, charge), under the handler key.
+  SELECT * INTO a FROM idem.acquire('t-rec', p_key, '{"amount_cents":1999}'::jsonb, caller => 'web', resource => p_resource);
+  IF p_export IS NOT NULL THEN
+    INSERT INTO rec_export VALUES (p_export[1], p_export[2], idem.handler_key(a.handle, a.attempt), p_export[3]::bigint,
+                                   'usd', p_export[4], now(), p_export[5]);
+  END IF;
+  IF p_response IS NULL THEN
+    PERFORM idem.release(a.handle, a.attempt, 'processor timed out', true);
+  ELSE
+    PERFORM idem.complete(a.handle, a.attempt, 201, '{}'::jsonb, 'ok'::bytea, 'ord_' || p_key, p_response);
+  END IF;
+END $$;
+CREATE VIEW rec_report AS
+  SELECT kind, resource, client_key, object_id, charge_id, recorded_amount_cents AS recorded,
+         processor_amount_cents AS processor, detail
+    FROM idem.reconcile('rec_export', now() - interval '1 hour')
+   WHERE tenant_id = 't-rec' OR tenant_id IS NULL;
+
+-- A clean history: a charge, its partial refund, a declined charge (the processor keeps it, failed).
+SELECT rec_call('rec-key-clean-0001', '/checkout/cs_clean/complete',
+                '{"charge_id":"ch_clean","amount_cents":1999,"currency":"usd"}', '{ch_clean,charge,1999,succeeded}');
+SELECT rec_call('rec-key-refund-001', '/v1/payments/p_clean/refunds',
+                '{"refund_id":"re_clean","charge_id":"ch_clean","amount_cents":500,"currency":"usd"}',
+                '{re_clean,refund,500,succeeded,ch_clean}');
+SELECT rec_call('rec-key-decline-01', '/checkout/cs_declined/complete',
+                '{"charge_id":"ch_declined","error":"card_declined"}', '{ch_declined,charge,700,failed}');
+-- The same checkout declined, then paid under a fresh key: one charge moved money, no duplicate.
+SELECT rec_call('rec-key-decline-02', '/checkout/cs_declined/complete',
+                '{"charge_id":"ch_paid_later","amount_cents":700,"currency":"usd"}', '{ch_paid_later,charge,700,succeeded}');
+SELECT count(*) AS clean_run_discrepancies FROM rec_report;
+
+-- Planted: a charge whose attempt was released after calling the processor (nobody recorded it),
+-- and a charge under a key none of our mutations sent.
+SELECT rec_call('rec-key-orphan-001', '/checkout/cs_orphan/complete', NULL, '{ch_orphan,charge,1999,succeeded}');
+INSERT INTO rec_export VALUES ('ch_stranger', 'charge', 'not-one-of-ours', 1200, 'usd', 'succeeded', now(), NULL);
+-- A refund made on the processor's dashboard, of the clean charge.
+INSERT INTO rec_export VALUES ('re_dashboard', 'refund', 'dashboard-key', 300, 'usd', 'succeeded', now(), 'ch_clean');
+-- Recorded, but the processor never made them.
+SELECT rec_call('rec-key-missing-01', '/checkout/cs_missing/complete', '{"charge_id":"ch_never","amount_cents":1999,"currency":"usd"}');
+SELECT rec_call('rec-key-missing-02', '/v1/payments/p_clean/refunds',
+                '{"refund_id":"re_never","charge_id":"ch_clean","amount_cents":100,"currency":"usd"}');
+-- Recorded 900, charged 1000; then refunded 1000 on the dashboard: above what we charged.
+SELECT rec_call('rec-key-amount-001', '/checkout/cs_amount/complete',
+                '{"charge_id":"ch_amount","amount_cents":900,"currency":"usd"}', '{ch_amount,charge,1000,succeeded}');
+INSERT INTO rec_export VALUES ('re_amount', 'refund', 'dashboard-key-2', 1000, 'usd', 'succeeded', now(), 'ch_amount');
+-- One checkout under two keys (a quoted and a bare header), both charged.
+SELECT rec_call('rec-key-dup-quoted', '/checkout/cs_dup/complete',
+                '{"charge_id":"ch_dup_1","amount_cents":1999,"currency":"usd"}', '{ch_dup_1,charge,1999,succeeded}');
+SELECT rec_call('rec-key-dup-bare-1', '/checkout/cs_dup/complete',
+                '{"charge_id":"ch_dup_2","amount_cents":1999,"currency":"usd"}', '{ch_dup_2,charge,1999,succeeded}');
+SELECT kind, resource, client_key, object_id, charge_id, recorded, processor, detail FROM rec_report ORDER BY kind, object_id;
+SELECT kind, count(*) FROM rec_report GROUP BY kind ORDER BY kind;
+-- Every orphan of ours names the processor key we sent (idem.handler_key), to look it up.
+SELECT count(*) AS orphans_with_our_key FROM idem.reconcile('rec_export', now() - interval '1 hour') r
+  JOIN rec_export e ON e.id = r.object_id AND e.idempotency_key = r.processor_key WHERE r.kind = 'orphan_charge' AND r.tenant_id = 't-rec';
+
+-- The window: nothing in the export or the trail after tomorrow.
+SELECT count(*) AS since_tomorrow FROM idem.reconcile('rec_export', now() + interval '1 day') WHERE tenant_id = 't-rec' OR tenant_id IS NULL;
+
+-- Invoker's rights: an auditor reads the export with its own privileges, and the trail of its tenants.
+CREATE ROLE rec_auditor IN ROLE idem_auditor;
+SELECT idem.bind_tenant('rec_auditor', 't-rec-other');
+SET SESSION AUTHORIZATION rec_auditor;
+SELECT count(*) FROM idem.reconcile('rec_export');
+RESET SESSION AUTHORIZATION;
+GRANT SELECT ON rec_export TO rec_auditor;
+SET SESSION AUTHORIZATION rec_auditor;
+-- Bound to another tenant: t-rec's trail is not visible, so none of its charges is accounted for.
+SELECT kind, count(*) FROM idem.reconcile('rec_export') GROUP BY kind ORDER BY kind;
+RESET SESSION AUTHORIZATION;
+SELECT idem.unbind_tenant('rec_auditor', 't-rec-other');
+REVOKE SELECT ON rec_export FROM rec_auditor;
+DROP ROLE rec_auditor;
+
+-- Bad input: named errors.
+SELECT * FROM idem.reconcile(NULL);
+SELECT * FROM idem.reconcile('rec_export', NULL);
+CREATE TABLE rec_bad_export (id text, object text, amount_cents text, created timestamp);
+SELECT * FROM idem.reconcile('rec_bad_export');
+SELECT * FROM idem.reconcile('no_such_export');
+DROP TABLE rec_bad_export;
+DROP VIEW rec_report;
+DROP FUNCTION rec_call(text, text, jsonb, text[]);
+DROP TABLE rec_export;

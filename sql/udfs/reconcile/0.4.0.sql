@@ -1,0 +1,121 @@
+CREATE OR REPLACE FUNCTION idem.reconcile(export regclass, since timestamp with time zone DEFAULT (now() - '24:00:00'::interval))
+ RETURNS TABLE(kind text, tenant_id text, resource text, client_key text, object_id text, charge_id text, processor_key text, recorded_amount_cents bigint, processor_amount_cents bigint, currency text, at timestamp with time zone, detail text)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+  missing text;
+BEGIN
+  -- Invoker's rights: the caller reads its export table and the trail its own row security lets
+  -- it see; a definer's rights would let any auditor read any table through this argument.
+  IF export IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'export must name the table holding the processor''s export',
+      'Load it with examples/reconcile (processor-reconcile), or see docs/runbook.md "Reconcile with the processor".');
+  END IF;
+  IF since IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'since must be a time (the start of the window to reconcile)');
+  END IF;
+  SELECT string_agg(format('%s (%s)', need.col, need.kind), ', ' ORDER BY need.ord) INTO missing
+    FROM (VALUES (1, 'id', 'text'), (2, 'object', 'text'), (3, 'idempotency_key', 'text'),
+                 (4, 'amount_cents', 'integer'), (5, 'currency', 'text'), (6, 'status', 'text'),
+                 (7, 'created', 'timestamptz'), (8, 'charge', 'text')) need(ord, col, kind)
+   WHERE NOT EXISTS (
+     SELECT FROM pg_attribute a
+      WHERE a.attrelid = export AND a.attname = need.col AND a.attnum > 0 AND NOT a.attisdropped
+        AND CASE need.kind
+              WHEN 'text' THEN a.atttypid IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)
+              WHEN 'integer' THEN a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'numeric'::regtype)
+              ELSE a.atttypid = 'timestamptz'::regtype END);
+  IF missing IS NOT NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID',
+      format('export %s needs the column(s) %s (missing, or of another type)', export, missing),
+      'An export has one row per charge or refund: id, object (''charge'' or ''refund''), idempotency_key (the processor key sent: idem.handler_key), amount_cents, currency, status, created, charge (a refund''s charge id). docs/runbook.md has the CREATE TABLE.');
+  END IF;
+  -- The trail: what each completed mutation recorded (handler_response: charge_id, or refund_id and
+  -- charge_id; amount_cents and currency where the service recorded them), and the processor key
+  -- each (record, generation) sent. Counterparts are looked up over the whole trail and the whole
+  -- export; only what falls in the window is reported. The processor stamps whole seconds, so
+  -- the export's window starts at the second since falls in.
+  RETURN QUERY EXECUTE format($query$
+  WITH e AS (
+    SELECT x.id::text AS id, x.object::text AS object, x.idempotency_key::text AS key, x.amount_cents::bigint AS amount,
+           x.currency::text AS currency, x.status::text AS status, x.created AS created, x.charge::text AS charge,
+           x.status::text NOT IN ('failed', 'canceled') AS moved
+      FROM %s x
+  ), t AS (
+    SELECT m.tenant_id, m.resource, m.client_key, m.scope_digest, m.generation, m.outcome, m.attempted_at, m.mutation_id,
+           m.handler_response ->> 'refund_id' AS refund_id, m.handler_response ->> 'charge_id' AS charge_id,
+           CASE WHEN (m.handler_response -> 'amount_cents')::text ~ '^-?[0-9]{1,18}$'
+                THEN (m.handler_response ->> 'amount_cents')::bigint END AS amount,
+           m.handler_response ->> 'currency' AS currency
+      FROM idem.mutations m
+  ), rec AS (
+    SELECT DISTINCT ON (o.object, o.id) o.*
+      FROM (SELECT t.*, CASE WHEN t.refund_id IS NOT NULL THEN 'refund' ELSE 'charge' END AS object,
+                   coalesce(t.refund_id, t.charge_id) AS id, idem._handler_key(t.scope_digest, t.generation) AS pkey
+              FROM t WHERE t.outcome = 'completed' AND coalesce(t.refund_id, t.charge_id) IS NOT NULL) o
+     ORDER BY o.object, o.id, o.attempted_at DESC, o.mutation_id DESC
+  ), keys AS (
+    SELECT DISTINCT ON (t.tenant_id, t.scope_digest, t.generation)
+           t.tenant_id, t.resource, t.client_key, idem._handler_key(t.scope_digest, t.generation) AS pkey,
+           t.outcome AS last_outcome
+      FROM t WHERE t.generation IS NOT NULL
+     ORDER BY t.tenant_id, t.scope_digest, t.generation, t.attempted_at DESC, t.mutation_id DESC
+  ), owner AS (
+    -- Whose each export row is: the mutation that recorded it, else the one whose processor key it carries.
+    SELECT e.*, coalesce(r.tenant_id, k.tenant_id) AS tenant, coalesce(r.resource, k.resource) AS res,
+           coalesce(r.client_key, k.client_key) AS ckey, r.id IS NOT NULL AS recorded, r.amount AS rec_amount,
+           r.currency AS rec_currency, k.last_outcome, k.pkey IS NOT NULL AS ours
+      FROM e LEFT JOIN rec r ON r.object = e.object AND r.id = e.id
+             LEFT JOIN keys k ON k.pkey = e.key
+  ), charged AS (
+    SELECT o.*, row_number() OVER w AS n, first_value(o.id) OVER w AS first_id, count(*) OVER (PARTITION BY o.tenant, o.res) AS charges
+      FROM owner o WHERE o.object = 'charge' AND o.moved AND o.res IS NOT NULL
+    WINDOW w AS (PARTITION BY o.tenant, o.res ORDER BY o.created, o.id)
+  ), refunded AS (
+    SELECT e.charge, sum(e.amount)::bigint AS amount, max(e.created) AS last_refund, count(*) AS refunds
+      FROM e WHERE e.object = 'refund' AND e.moved AND e.charge IS NOT NULL GROUP BY e.charge
+  )
+  SELECT 'orphan_' || o.object, o.tenant, o.res, o.ckey, o.id, CASE WHEN o.object = 'charge' THEN o.id ELSE o.charge END,
+         o.key, NULL::bigint, o.amount, o.currency, o.created,
+         CASE WHEN o.ours THEN format('%%s %%s at the processor; no completed mutation recorded it (its key''s last outcome: %%s)',
+                                      o.object, o.status, o.last_outcome)
+              ELSE format('%%s %%s at the processor under a key none of our mutations sent', o.object, o.status) END
+    FROM owner o
+   WHERE o.object IN ('charge', 'refund') AND o.moved AND NOT o.recorded AND o.created >= date_trunc('second', $1)
+  UNION ALL
+  SELECT 'missing_' || r.object, r.tenant_id, r.resource, r.client_key, r.id, r.charge_id, r.pkey, r.amount, NULL::bigint,
+         r.currency, r.attempted_at, format('a completed mutation recorded %%s %%s; the export has no such %%s', r.object, r.id, r.object)
+    FROM rec r
+   WHERE r.attempted_at >= $1 AND NOT EXISTS (SELECT FROM e WHERE e.object = r.object AND e.id = r.id)
+  UNION ALL
+  SELECT 'amount_mismatch', o.tenant, o.res, o.ckey, o.id, CASE WHEN o.object = 'charge' THEN o.id ELSE o.charge END,
+         o.key, o.rec_amount, o.amount, o.currency, o.created,
+         format('recorded %%s %%s, the processor has %%s %%s', coalesce(o.rec_amount::text, '?'),
+                coalesce(o.rec_currency, '?'), o.amount, o.currency)
+    FROM owner o
+   WHERE o.recorded AND o.created >= date_trunc('second', $1)
+     AND (o.rec_amount IS DISTINCT FROM o.amount AND o.rec_amount IS NOT NULL
+          OR lower(o.rec_currency) IS DISTINCT FROM lower(o.currency) AND o.rec_currency IS NOT NULL)
+  UNION ALL
+  SELECT 'duplicate_charge', c.tenant, c.res, c.ckey, c.id, c.id, c.key, c.rec_amount, c.amount, c.currency, c.created,
+         format('charge %%s of %%s for this resource (status %%s); the first: %%s', c.n, c.charges, c.status, c.first_id)
+    FROM charged c
+   WHERE c.n > 1 AND c.created >= date_trunc('second', $1)
+  UNION ALL
+  SELECT 'refund_exceeds_charge', c.tenant, c.res, c.ckey, f.charge, f.charge, c.key, c.rec_amount, c.amount, c.currency,
+         f.last_refund,
+         format('%%s refund(s) add up to %%s; the charge was %%s at the processor%%s', f.refunds, f.amount,
+                coalesce(c.amount::text, '(not in the export)'),
+                CASE WHEN c.rec_amount IS NOT NULL THEN format(', %%s recorded', c.rec_amount) ELSE '' END)
+    FROM refunded f LEFT JOIN owner c ON c.object = 'charge' AND c.id = f.charge
+   WHERE f.last_refund >= date_trunc('second', $1) AND f.amount > least(c.amount, c.rec_amount)
+   ORDER BY 11, 1, 5
+  $query$, export) USING since;
+END $function$
+;
+COMMENT ON FUNCTION idem.reconcile(regclass,timestamp with time zone) IS 'Auditor: a processor export (charges and refunds, with the processor keys we sent) against the trail: orphan_charge/refund, missing_charge/refund, duplicate_charge, amount_mismatch, refund_exceeds_charge; one row per discrepancy.';
+REVOKE ALL ON FUNCTION idem.reconcile(regclass,timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.reconcile(regclass,timestamp with time zone) TO idem_auditor;
+GRANT EXECUTE ON FUNCTION idem.reconcile(regclass,timestamp with time zone) TO idem_operator;
