@@ -56,11 +56,13 @@ SELECT rec_call('rec-key-missing-02', '/v1/payments/p_clean/refunds',
 SELECT rec_call('rec-key-amount-001', '/checkout/cs_amount/complete',
                 '{"charge_id":"ch_amount","amount_cents":900,"currency":"usd"}', '{ch_amount,charge,1000,succeeded}');
 INSERT INTO rec_export VALUES ('re_amount', 'refund', 'dashboard-key-2', 1000, 'usd', 'succeeded', now(), 'ch_amount');
--- One checkout under two keys (a quoted and a bare header), both charged.
+-- One checkout under two keys (a quoted and a bare header), both charged, in one second of the
+-- processor's clock (it stamps whole seconds): the trail says which came first, not the ids.
 SELECT rec_call('rec-key-dup-quoted', '/checkout/cs_dup/complete',
-                '{"charge_id":"ch_dup_1","amount_cents":1999,"currency":"usd"}', '{ch_dup_1,charge,1999,succeeded}');
+                '{"charge_id":"ch_dup_b","amount_cents":1999,"currency":"usd"}', '{ch_dup_b,charge,1999,succeeded}');
 SELECT rec_call('rec-key-dup-bare-1', '/checkout/cs_dup/complete',
-                '{"charge_id":"ch_dup_2","amount_cents":1999,"currency":"usd"}', '{ch_dup_2,charge,1999,succeeded}');
+                '{"charge_id":"ch_dup_a","amount_cents":1999,"currency":"usd"}', '{ch_dup_a,charge,1999,succeeded}');
+UPDATE rec_export SET created = date_trunc('minute', now()) WHERE id IN ('ch_dup_a', 'ch_dup_b');
 SELECT kind, resource, client_key, object_id, charge_id, recorded, processor, detail FROM rec_report ORDER BY kind, object_id;
 SELECT kind, count(*) FROM rec_report GROUP BY kind ORDER BY kind;
 -- Every orphan of ours names the processor key we sent (idem.handler_key), to look it up.

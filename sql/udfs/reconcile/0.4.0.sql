@@ -59,20 +59,22 @@ BEGIN
   ), keys AS (
     SELECT DISTINCT ON (t.tenant_id, t.scope_digest, t.generation)
            t.tenant_id, t.resource, t.client_key, idem._handler_key(t.scope_digest, t.generation) AS pkey,
-           t.outcome AS last_outcome
+           t.outcome AS last_outcome, t.attempted_at
       FROM t WHERE t.generation IS NOT NULL
      ORDER BY t.tenant_id, t.scope_digest, t.generation, t.attempted_at DESC, t.mutation_id DESC
   ), owner AS (
     -- Whose each export row is: the mutation that recorded it, else the one whose processor key it carries.
     SELECT e.*, coalesce(r.tenant_id, k.tenant_id) AS tenant, coalesce(r.resource, k.resource) AS res,
            coalesce(r.client_key, k.client_key) AS ckey, r.id IS NOT NULL AS recorded, r.amount AS rec_amount,
-           r.currency AS rec_currency, k.last_outcome, k.pkey IS NOT NULL AS ours
+           r.currency AS rec_currency, coalesce(r.attempted_at, k.attempted_at) AS trail_at, k.last_outcome,
+           k.pkey IS NOT NULL AS ours
       FROM e LEFT JOIN rec r ON r.object = e.object AND r.id = e.id
              LEFT JOIN keys k ON k.pkey = e.key
   ), charged AS (
     SELECT o.*, row_number() OVER w AS n, first_value(o.id) OVER w AS first_id, count(*) OVER (PARTITION BY o.tenant, o.res) AS charges
       FROM owner o WHERE o.object = 'charge' AND o.moved AND o.res IS NOT NULL
-    WINDOW w AS (PARTITION BY o.tenant, o.res ORDER BY o.created, o.id)
+    -- Processors stamp whole seconds: within one, the trail's order decides which came first.
+    WINDOW w AS (PARTITION BY o.tenant, o.res ORDER BY o.created, o.trail_at, o.id)
   ), refunded AS (
     SELECT e.charge, sum(e.amount)::bigint AS amount, max(e.created) AS last_refund, count(*) AS refunds
       FROM e WHERE e.object = 'refund' AND e.moved AND e.charge IS NOT NULL GROUP BY e.charge
