@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make test's end-to-end suite: the demo stack on its own ports, run dir and database (so a
-# `make serve` stays untouched), the demo driver's scenarios plus a planted double charge, the
+# `make serve` stays untouched), the demo driver's scenarios plus a planted double charge and
+# one of each discrepancy idem.reconcile names (and processor-reconcile run on them), the
 # service's HTTP contract test and the processor's. Needs the cluster running and `build/` built.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +21,10 @@ if scripts/stack.sh token 'acme:globex' web >/dev/null 2>&1; then
 else
   echo "e2e_tokens: 1 checks passed"
 fi
+DB="postgresql://postgres@127.0.0.1:${PGPORT:-54320}/$STACK_DB"
+SINCE=$(psql "$DB" -XAtc "SELECT now()")
 demo_driver --plant || rc=1
+tests/e2e/reconcile_command_test.sh "http://127.0.0.1:$PROCESSOR_PORT" "$DB" "$SINCE" || rc=1
 tests/e2e/service_test.sh "http://127.0.0.1:$SERVICE_PORT" "http://127.0.0.1:$PROCESSOR_PORT" \
   "$(scripts/stack.sh token acme web)" || rc=1
 tests/e2e/consumer_metrics_test.sh "http://127.0.0.1:$SERVICE_PORT" "$(scripts/stack.sh env | sed -n 's/^CONSUMER_METRICS_URL=//p')" \

@@ -83,7 +83,10 @@ idem::Response Service::checkout_with(idem::Lease& lease, const idem::Request& r
                           {"status", status}}
                .dump(),
            order_id);
-    a.record({order_id, nlohmann::json{{"charge_id", charge_id}}.dump(), status, true});
+    // The amount beside the charge: idem.reconcile compares it with the processor's export.
+    a.record({order_id,
+              nlohmann::json{{"charge_id", charge_id}, {"amount_cents", body.amount_cents}, {"currency", body.currency}}.dump(),
+              status, true});
     nlohmann::json out = {{"order_id", order_id}, {"payment_id", payment_id}, {"charge_id", charge_id},
                           {"status", status}, {"amount_cents", body.amount_cents}, {"currency", body.currency}};
     if (needs_buyer) {

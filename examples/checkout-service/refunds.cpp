@@ -119,7 +119,10 @@ idem::Response Service::refund_with(idem::Lease& lease, const idem::Request& req
     // it happened; the order keeps its state, and the audit says so for the operator.
     const std::string order_status = fully && can_move ? "refunded" : status;
     const std::string local_status = !fully ? "partially_refunded" : can_move ? "refunded" : "refunded_while_" + status;
-    t.record({order_id, nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}}.dump(), local_status, true});
+    t.record({order_id,
+              nlohmann::json{{"refund_id", refund_id}, {"charge_id", charge_id}, {"amount_cents", body.amount_cents},
+                             {"currency", body.currency}}.dump(),
+              local_status, true});
     const nlohmann::json out = {{"id", refund_id},
                                 {"object", "refund"},
                                 {"payment_id", payment_id},

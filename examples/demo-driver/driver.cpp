@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <pqxx/pqxx>
 
+#include "processor_export.hpp"
+
 namespace demo {
 namespace {
 
@@ -33,7 +35,18 @@ std::string Reply::header(const std::string& name) const {
 
 nlohmann::json Reply::json() const { return nlohmann::json::parse(body, nullptr, false); }
 
-Driver::Driver(Config config) : config_(std::move(config)) {}
+Driver::Driver(Config config) : config_(std::move(config)) { started_at_ = sql("SELECT now()::text"); }
+
+std::vector<std::string> Driver::reconcile() {
+  pqxx::connection conn(config_.db_url);
+  const std::int64_t since = std::stoll(sql("SELECT floor(extract(epoch FROM '" + started_at_ + "'::timestamptz))::bigint"));
+  reconcile::load_export(conn, config_.processor_url, "processor_export", since);
+  pqxx::nontransaction tx(conn);
+  std::vector<std::string> out;
+  for (const auto& row : tx.exec_params("SELECT kind || ' ' || object_id FROM idem.reconcile('processor_export', $1)", started_at_))
+    out.push_back(row[0].c_str());
+  return out;
+}
 
 Reply Driver::post(const std::string& path, const std::optional<std::string>& key, const std::string& body,
                    const std::optional<std::string>& token, const httplib::Headers& extra) {

@@ -30,7 +30,7 @@ struct Config {
   std::string stack = "scripts/stack.sh";  // kills and restarts components
   std::string token;      // tenant acme, caller web
   std::string other_token;  // tenant globex, caller web
-  bool plant = false;     // also plant a double charge and check double_charges finds it
+  bool plant = false;     // also plant a double charge and each discrepancy idem.reconcile names
 };
 
 class Driver {
@@ -58,6 +58,12 @@ class Driver {
   // Charges at the processor (succeeded or waiting for the buyer) for one checkout session.
   int charges_for(const std::string& session);
 
+  // When the driver began (the database's clock): the window of the forensic queries.
+  const std::string& started_at() const { return started_at_; }
+  // The processor's export loaded into processor_export (examples/reconcile), then
+  // idem.reconcile over this run: one "kind object_id" per discrepancy, in the report's order.
+  std::vector<std::string> reconcile();
+
   const Config& config() const { return config_; }
   std::string unique(const std::string& prefix);
 
@@ -67,6 +73,7 @@ class Driver {
     bool ok;
   };
   Config config_;
+  std::string started_at_;
   std::vector<Row> rows_;
   int failures_ = 0;
   std::map<std::string, std::string> orders_;
@@ -77,6 +84,7 @@ class Driver {
 // The steps, in order (scenarios.cpp); each adds its rows.
 void run_scenarios(Driver& d);
 void plant_double_charge(Driver& d);
+void plant_discrepancies(Driver& d);
 void totals_and_forensics(Driver& d);
 
 }  // namespace demo

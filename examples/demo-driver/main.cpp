@@ -36,7 +36,10 @@ int main(int argc, char** argv) {
   try {
     demo::run_scenarios(d);
     demo::totals_and_forensics(d);
-    if (config.plant) demo::plant_double_charge(d);
+    if (config.plant) {
+      demo::plant_double_charge(d);
+      demo::plant_discrepancies(d);
+    }
   } catch (const std::exception& e) {
     d.check("the driver itself", "no error", e.what());
   }

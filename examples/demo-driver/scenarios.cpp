@@ -1,4 +1,5 @@
 // The main job's scenarios (issue 10), each a few real HTTP requests and what they must return.
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <set>
@@ -364,40 +365,112 @@ void totals_and_forensics(Driver& d) {
   d.check("charges at processor = orders = sync_orders = distinct keys", keys + " = " + keys + " = " + keys + " = " + keys,
           std::to_string(charges) + " = " + orders + " = " + synced + " = " + keys);
   d.check("idem.double_charges()", "0 rows", d.sql("SELECT count(*) FROM idem.double_charges()") + " rows");
+  d.check("idem.double_charges_by_resource()", "0 rows",
+          d.sql("SELECT count(*) FROM idem.double_charges_by_resource('" + d.started_at() + "')") + " rows");
+  d.check("idem.reconcile() with the processor's export", "0 rows", std::to_string(d.reconcile().size()) + " rows");
 }
+
+namespace {
+
+// An attempt held through SQL, as a service would hold it (tenant acme, caller web).
+struct Held {
+  std::string handle, attempt;
+};
+Held acquire_by_hand(Driver& d, const std::string& key, const std::string& resource, const std::string& lease) {
+  const std::string held = d.sql("SELECT handle || ' ' || attempt FROM idem.acquire('acme', '" + key +
+                                 "', '{}'::jsonb, caller => 'web', resource => '" + resource + "', lease => '" + lease + "')");
+  return {held.substr(0, held.find(' ')), held.substr(held.find(' ') + 1)};
+}
+std::string processor_key(Driver& d, const Held& h) {
+  return d.sql("SELECT idem.handler_key('" + h.handle + "', " + h.attempt + ")");
+}
+// A charge (or, with charge set, a refund of it) made at the processor under processor_key: its id.
+std::string at_processor(Driver& d, const std::string& processor_key, long cents, const std::string& session,
+                         const std::string& charge = "") {
+  httplib::Client c(d.config().processor_url);
+  const auto r = charge.empty()
+                     ? c.Post("/v1/charges", {{"Idempotency-Key", processor_key}},
+                              R"({"amount_cents":)" + std::to_string(cents) +
+                                  R"(,"currency":"usd","source":"tok_visa","metadata":{"session_id":")" + session + R"("}})",
+                              "application/json")
+                     : c.Post("/v1/refunds", {{"Idempotency-Key", processor_key}},
+                              R"({"charge":")" + charge + R"(","amount_cents":)" + std::to_string(cents) + "}",
+                              "application/json");
+  return r ? nlohmann::json::parse(r->body, nullptr, false).value("id", "") : "";
+}
+void complete_by_hand(Driver& d, const Held& h, const std::string& order_id, const std::string& recorded) {
+  d.sql("SELECT idem.complete('" + h.handle + "', " + h.attempt + ", 201, '{}', '', '" + order_id + "', '" + recorded + "')");
+}
+
+}  // namespace
 
 // A double charge made the way a service bug would make one: an attempt that charged (ch_1) and
 // crashed, and a resume that charged again under a fresh processor key instead of the handler key.
 void plant_double_charge(Driver& d) {
   const std::string key = d.unique("key-planted"), session = d.unique("cs-planted");
-  const std::string acquire =
-      "SELECT handle || ' ' || attempt FROM idem.acquire('acme', '" + key + "', '{}'::jsonb, caller => 'web',"
-      " resource => 'POST /checkout/" + session + "/complete', lease => '300 milliseconds')";
-  const auto charge = [&](const std::string& processor_key) {
-    httplib::Client c(d.config().processor_url);
-    const auto r = c.Post("/v1/charges", {{"Idempotency-Key", processor_key}},
-                          R"({"amount_cents":900,"currency":"usd","source":"tok_visa","metadata":{"session_id":")" +
-                              session + R"("}})",
-                          "application/json");
-    return r ? nlohmann::json::parse(r->body).value("id", "") : "";
-  };
-  std::string held = d.sql(acquire);
-  std::string handle = held.substr(0, held.find(' ')), attempt = held.substr(held.find(' ') + 1);
-  const std::string ch1 = charge(d.sql("SELECT idem.handler_key('" + handle + "', " + attempt + ")"));
-  d.sql("SELECT idem.checkpoint('" + handle + "', " + attempt + ", 'charged', '{\"charge_id\":\"" + ch1 + "\"}')");
+  const std::string resource = "POST /checkout/" + session + "/complete";
+  Held held = acquire_by_hand(d, key, resource, "300 milliseconds");
+  const std::string ch1 = at_processor(d, processor_key(d, held), 900, session);
+  d.sql("SELECT idem.checkpoint('" + held.handle + "', " + held.attempt + ", 'charged', '{\"charge_id\":\"" + ch1 + "\"}')");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  held = d.sql(acquire);
-  handle = held.substr(0, held.find(' '));
-  attempt = held.substr(held.find(' ') + 1);
-  const std::string ch2 = charge(d.unique("not-the-handler-key"));
-  d.sql("SELECT idem.complete('" + handle + "', " + attempt + ", 201, '{}', '', 'ord_planted', '{\"charge_id\":\"" + ch2 +
-        "\"}')");
+  held = acquire_by_hand(d, key, resource, "300 milliseconds");
+  const std::string ch2 = at_processor(d, d.unique("not-the-handler-key"), 900, session);
+  complete_by_hand(d, held, "ord_planted", "{\"charge_id\":\"" + ch2 + "\"}");
   d.check("planted double charge: charges at processor", "2", std::to_string(d.charges_for(session)));
   d.check("planted double charge: idem.double_charges()",
           "1 row: " + key + " " + std::min(ch1, ch2) + "," + std::max(ch1, ch2),
           d.sql("SELECT count(*) || ' row: ' || min(client_key) || ' ' || array_to_string(min(charge_ids), ',')"
                 " FROM (SELECT client_key, (SELECT array_agg(c ORDER BY c) FROM unnest(charge_ids) c) AS charge_ids"
                 " FROM idem.double_charges()) t"));
+}
+
+// Each kind of discrepancy idem.reconcile names, made as it happens in production (issue 25):
+// one checkout paid under two keys through the service; a charge the operator resolved as
+// failed without looking at the processor; a charge and a refund recorded but never made; a
+// charge of 1,000 recorded as 900, then refunded in full on the processor's dashboard.
+void plant_discrepancies(Driver& d) {
+  const std::string twice = d.unique("cs-twice");
+  const Reply first = d.post(checkout_path(twice), d.unique("key-twice-a"), checkout_body(2100), d.config().token);
+  const Reply second = d.post(checkout_path(twice), d.unique("key-twice-b"), checkout_body(2100), d.config().token);
+  d.check("planted: one checkout under two keys", "201 201", std::to_string(first.status) + " " + std::to_string(second.status));
+  const std::string first_charge = first.json().value("charge_id", "");
+
+  const std::string stuck_session = d.unique("cs-resolved");
+  const Held stuck = acquire_by_hand(d, d.unique("key-resolved"), "/checkout/" + stuck_session + "/complete", "300 milliseconds");
+  const std::string orphan = at_processor(d, processor_key(d, stuck), 3300, stuck_session);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  d.sql("SELECT idem.resolve_stuck('" + stuck.handle + "', " + stuck.attempt +
+        ", 'customer says the payment failed', 402) IS NULL");
+
+  const Held never = acquire_by_hand(d, d.unique("key-never"), "/checkout/" + d.unique("cs-never") + "/complete", "30 seconds");
+  complete_by_hand(d, never, "ord_never", R"({"charge_id":"ch_from_the_sandbox","amount_cents":1234,"currency":"usd"})");
+  const Held never_refund = acquire_by_hand(d, d.unique("key-never-refund"), "/v1/payments/planted/refunds", "30 seconds");
+  complete_by_hand(d, never_refund, "ord_never",
+                   R"({"refund_id":"re_from_the_sandbox","charge_id":")" + first_charge + R"(","amount_cents":100,"currency":"usd"})");
+
+  const std::string amount_session = d.unique("cs-amount");
+  const Held amount = acquire_by_hand(d, d.unique("key-amount"), "/checkout/" + amount_session + "/complete", "30 seconds");
+  const std::string charged = at_processor(d, processor_key(d, amount), 1000, amount_session);
+  complete_by_hand(d, amount, "ord_amount", R"({"charge_id":")" + charged + R"(","amount_cents":900,"currency":"usd"})");
+  const std::string dashboard_refund = at_processor(d, d.unique("dashboard-refund"), 1000, amount_session, charged);
+
+  const std::vector<std::string> found = d.reconcile();
+  std::vector<std::string> kinds;
+  for (const auto& row : found) kinds.push_back(row.substr(0, row.find(' ')));
+  std::sort(kinds.begin(), kinds.end());
+  std::string got;
+  for (const auto& kind : kinds) got += (got.empty() ? "" : ", ") + kind;
+  d.check("planted: idem.reconcile's rows",
+          "amount_mismatch, duplicate_charge, duplicate_charge, missing_charge, missing_refund, orphan_charge, "
+          "orphan_charge, orphan_refund, refund_exceeds_charge",
+          got);
+  std::string unnamed;
+  for (const std::string& row : {"orphan_charge " + orphan, "duplicate_charge " + second.json().value("charge_id", ""),
+                                 std::string("missing_charge ch_from_the_sandbox"), std::string("missing_refund re_from_the_sandbox"),
+                                 "amount_mismatch " + charged, "refund_exceeds_charge " + charged, "orphan_refund " + dashboard_refund}) {
+    if (std::find(found.begin(), found.end(), row) == found.end()) unnamed += (unnamed.empty() ? "" : "; ") + row;
+  }
+  d.check("planted: each names the planted object", "all named", unnamed.empty() ? "all named" : "not found: " + unnamed);
 }
 
 }  // namespace demo
