@@ -3,7 +3,8 @@
 #   part 1, the SQL API by hand (examples/demo.sql): a checkout retried, raced, reused and crashed;
 #   part 2, the product: the checkout service, its payment processor and the order consumer on
 #   loopback ports, driven with real HTTP requests through every scenario (examples/demo-driver),
-#   a table of what each step returned, and the operator's forensic queries.
+#   a table of what each step returned, the operator's forensic queries, and a reconciliation with
+#   the processor after one of each discrepancy it must find was planted (examples/reconcile).
 # Stops what it started (the stack, and the cluster if it was not running), also on failure or
 # Ctrl-C. `make serve` starts the same stack and leaves it running (scripts/serve.sh); the demo's
 # stack has its own database, run dir and ports, so a `make serve` stack keeps running beside it:
@@ -24,7 +25,7 @@ if ! scripts/stack.sh check; then
 fi
 echo "== building pg_idempotency (extension, client, the demo's three programs)"
 build_and_install_extension
-build_cmake build "checkout_service payment_processor order_consumer demo_driver" -DIDEM_BENCH=OFF
+build_cmake build "checkout_service payment_processor order_consumer demo_driver processor_reconcile" -DIDEM_BENCH=OFF
 echo "== starting the throwaway PostgreSQL 15 cluster (.pg/, port ${PGPORT:-54320})"
 pg_up || { echo "demo: no PostgreSQL of this checkout on port ${PGPORT:-54320}; stopping" >&2; exit 1; }
 check_installed_extension
@@ -39,13 +40,14 @@ echo
 echo "==== part 2: the checkout service, its payment processor and the order consumer (database $STACK_DB, ports $SERVICE_PORT and $PROCESSOR_PORT)"
 stack_up
 scripts/stack.sh status
-echo "driving every scenario with real HTTP requests (about 30 s)..."
+echo "driving every scenario with real HTTP requests, then planting what reconciliation must find (about 40 s)..."
 rc=0
-demo_driver || rc=$?
+DB="${URL%/*}/$STACK_DB"
+SINCE=$(psql "$DB" -XAtc "SELECT now()")
+demo_driver --plant || rc=$?
 
 echo
 echo "==== what the operator sees (docs/runbook.md), database $STACK_DB"
-DB="${URL%/*}/$STACK_DB"
 q() { echo "-- $1"; psql "$DB" -X -q -P pager=off -c "$2"; }
 q "Did we charge twice? (idem.double_charges)" "SELECT * FROM idem.double_charges()"
 q "The checkout whose service was killed after the charge: its attempts (the 409s while its lease ran out left out)" \
@@ -57,6 +59,13 @@ q "Charges at the processor, orders, recorded orders" \
   "SELECT (SELECT count(*) FROM processor.charges WHERE status IN ('succeeded', 'requires_action')) AS charges,
           (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM sync_orders) AS sync_orders"
 q "The sync plane's lag (idem.outbox_lag)" "SELECT consumer, topic, backlog, dead_letters FROM idem.outbox_lag"
+q "One checkout charged under two keys (idem.double_charges_by_resource)" \
+  "SELECT resource, client_keys, charge_ids FROM idem.double_charges_by_resource('$SINCE')"
+echo "-- Does the processor agree with us? The planted discrepancies, one of each kind (examples/reconcile, idem.reconcile)"
+reconcile_rc=0
+"$ROOT/build/examples/reconcile/processor-reconcile" --processor "http://127.0.0.1:$PROCESSOR_PORT" --db "$DB" \
+  --since "$SINCE" || reconcile_rc=$?
+[ "$reconcile_rc" -eq 1 ] || { echo "demo: processor-reconcile exited $reconcile_rc, not 1 (the planted discrepancies)" >&2; rc=1; }
 
 stack_down
 if [ "$rc" -ne 0 ]; then

@@ -17,7 +17,7 @@ if [ "$running" = 0 ] && ! scripts/stack.sh check; then
   exit 1
 fi
 build_and_install_extension
-build_cmake build "checkout_service payment_processor order_consumer demo_driver" -DIDEM_BENCH=OFF
+build_cmake build "checkout_service payment_processor order_consumer demo_driver processor_reconcile" -DIDEM_BENCH=OFF
 pg_up || { echo "serve: no PostgreSQL of this checkout on port ${PGPORT:-54320}" >&2; exit 1; }
 check_installed_extension
 if [ "$running" = 3 ]; then
