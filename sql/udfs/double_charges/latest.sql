@@ -1,9 +1,16 @@
 CREATE OR REPLACE FUNCTION idem.double_charges(since timestamp with time zone DEFAULT (now() - '24:00:00'::interval))
  RETURNS TABLE(tenant_id text, client_key text, caller_id text, resource text, generation integer, executions bigint, uncertain bigint, order_ids text[], charge_ids text[], processor_key text, first_attempt timestamp with time zone, last_attempt timestamp with time zone)
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+#variable_conflict use_column
+BEGIN
+  IF since IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'since must be a time: a NULL window would answer that nothing was charged twice',
+      'For the last day: idem.double_charges(now() - interval ''24 hours'').');
+  END IF;
+  RETURN QUERY
   -- Per idempotency record (tenant, scope) and generation: a key reused after its TTL makes a new
   -- order by design (key_reuse lists those). A resume that called the handler again and got the
   -- same charge back (the processor's own idempotency) is not a double charge; several executing
@@ -33,7 +40,8 @@ AS $function$
       OR (count(DISTINCT m.attempt) FILTER (WHERE m.executed) > 1
           AND count(DISTINCT m.handler_response ->> 'charge_id') = 0
           AND count(*) FILTER (WHERE m.executed AND m.outcome IN ('released', 'abandoned')) > 0)
-   ORDER BY min(m.attempted_at) $function$
+   ORDER BY min(m.attempted_at);
+END $function$
 ;
 COMMENT ON FUNCTION idem.double_charges(timestamp with time zone) IS 'Keys whose generation executed more than once, or made more than one order or charge: possible double charges, with the processor key to look up.';
 REVOKE ALL ON FUNCTION idem.double_charges(timestamp with time zone) FROM PUBLIC;

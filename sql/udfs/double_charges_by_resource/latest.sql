@@ -1,9 +1,16 @@
 CREATE OR REPLACE FUNCTION idem.double_charges_by_resource(since timestamp with time zone DEFAULT (now() - '24:00:00'::interval))
  RETURNS TABLE(tenant_id text, resource text, client_keys text[], executions bigint, order_ids text[], charge_ids text[], processor_keys text[], first_attempt timestamp with time zone, last_attempt timestamp with time zone)
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+#variable_conflict use_column
+BEGIN
+  IF since IS NULL THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'since must be a time: a NULL window would answer that nothing was charged twice',
+      'For the last day: idem.double_charges_by_resource(now() - interval ''24 hours'').');
+  END IF;
+  RETURN QUERY
   -- double_charges groups by idempotency record and generation, so two keys for one checkout (a
   -- quoted and a bare header, two callers, a key reused past its TTL) are two rows it never
   -- compares. Here the business resource the service passed to acquire (the demo's
@@ -36,7 +43,8 @@ AS $function$
   HAVING count(DISTINCT m.order_id) > 1
       OR count(DISTINCT m.charge_id) > 1
       OR (coalesce(p.runs, 0) > 1 AND NOT (p.all_recorded AND count(DISTINCT m.charge_id) = 1))
-   ORDER BY min(m.attempted_at) $function$
+   ORDER BY min(m.attempted_at);
+END $function$
 ;
 COMMENT ON FUNCTION idem.double_charges_by_resource(timestamp with time zone) IS 'Business resources (the resource passed to acquire) charged or ordered more than once under any keys and generations: two orders or charge ids, or executions under several keys not all recording one charge.';
 REVOKE ALL ON FUNCTION idem.double_charges_by_resource(timestamp with time zone) FROM PUBLIC;

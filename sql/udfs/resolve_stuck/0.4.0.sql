@@ -18,6 +18,9 @@ BEGIN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'reason must say why the record is resolved by hand',
       'For example: ''charge ch_123 verified at the processor; refunded manually''.');
   END IF;
+  IF octet_length(reason) > 1024 THEN  -- it is kept in the record, the audit row and idem.operator_actions
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('reason is %s bytes; at most 1024', octet_length(reason)));
+  END IF;
   IF status IS NULL OR status NOT BETWEEN 100 AND 599 THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID',
       format('status must be an HTTP status code 100..599, got %s', coalesce(status::text, 'NULL')));

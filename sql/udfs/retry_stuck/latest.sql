@@ -17,6 +17,9 @@ BEGIN
   PERFORM idem._require_tenant(v_tenant);
   PERFORM idem._require_local_tenant(v_tenant);  -- on Citus: its lock is its node's
   handle := idem._handle(v_tenant, v_digest);
+  IF octet_length(reason) > 1024 THEN  -- it is kept in the record, the audit row and idem.operator_actions
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('reason is %s bytes; at most 1024', octet_length(reason)));
+  END IF;
   -- resolve_stuck's discipline: the key's lock without waiting (its holder completing or a request
   -- acquiring it holds it for a moment), then the row without waiting (under the key's lock only
   -- purge_expired could hold it). The lock is kept to the end of the transaction: until this
