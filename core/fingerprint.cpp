@@ -2,6 +2,7 @@
 #include "core/fingerprint.hpp"
 
 #include "core/json/canonical.hpp"
+#include "core/json/member_digests.hpp"
 #include "core/json/parser.hpp"
 #include "core/json/pointer.hpp"
 
@@ -18,6 +19,16 @@ Fingerprint fingerprint_text(std::string_view json_text, const std::vector<std::
   Fingerprint result{{}, kFingerprintScheme};
   json::detail::with_canonical_text(json_text, exclude,
                                     [&result](std::string_view bytes) { result.hash = hash::sha256(bytes); });
+  return result;
+}
+
+FingerprintWithMembers fingerprint_text_with_members(std::string_view json_text, const std::vector<std::string>& exclude,
+                                                     const hash::Digest& salt) {
+  FingerprintWithMembers result{{{}, kFingerprintScheme}, {}};
+  json::detail::with_canonical_text(json_text, exclude, [&](std::string_view bytes) {
+    result.fingerprint.hash = hash::sha256(bytes);
+    result.members = json::member_digests(bytes, salt);
+  });
   return result;
 }
 

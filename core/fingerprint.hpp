@@ -29,4 +29,13 @@ Fingerprint fingerprint(json::Value doc, const std::vector<std::string>& exclude
 // fingerprint(json::parse_strict(json_text), exclude).
 Fingerprint fingerprint_text(std::string_view json_text, const std::vector<std::string>& exclude = {});
 
+// fingerprint_text and, from the same canonical bytes, the member digests that name what differs
+// when the key is reused with another payload (core/json/member_digests.hpp).
+struct FingerprintWithMembers {
+  Fingerprint fingerprint;
+  std::string members;
+};
+FingerprintWithMembers fingerprint_text_with_members(std::string_view json_text, const std::vector<std::string>& exclude,
+                                                     const hash::Digest& salt);
+
 }  // namespace idem
