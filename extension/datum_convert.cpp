@@ -86,6 +86,8 @@ Datum bytea_datum(const hash::Digest& digest) {
   return PointerGetDatum(out);
 }
 
+Datum bytea_datum(std::string_view bytes) { return text_datum(bytes); }  // one varlena layout; bounded there
+
 Datum text_array_datum(const std::vector<std::string>& items) {
   for (const std::string& item : items) {
     if (item.size() > MaxAllocSize - VARHDRSZ) throw Error(ErrorCode::PayloadTooLarge, "array element exceeds 1 GB");

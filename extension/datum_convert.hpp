@@ -37,6 +37,7 @@ Datum interval_datum(int64_t usecs);
 // A new text / bytea Datum holding these bytes.
 Datum text_datum(std::string_view bytes);
 Datum bytea_datum(const hash::Digest& digest);
+Datum bytea_datum(std::string_view bytes);
 // A new one-dimensional text[] Datum of these strings.
 Datum text_array_datum(const std::vector<std::string>& items);
 

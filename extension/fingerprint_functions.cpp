@@ -1,5 +1,6 @@
 // SQL functions of the fingerprint family: canonical_json, payload_hash, fingerprint_scheme.
 #include "core/fingerprint.hpp"
+#include "core/json/member_digests.hpp"
 #include "core/json/canonical.hpp"
 #include "core/json/parser.hpp"
 #include "extension/boundary.hpp"
@@ -74,6 +75,20 @@ Datum payload_hash_text(FunctionCallInfo fcinfo) {
 
 Datum fingerprint_scheme(FunctionCallInfo) { return Int32GetDatum(kFingerprintScheme); }
 
+// idem._payload_differs(stored, sent): the JSON pointers two member-digest sets disagree on;
+// NULL when either is not one (STRICT: NULL when either is NULL) or none differ.
+Datum payload_differs(FunctionCallInfo fcinfo) {
+  const bytea* a = pg::guarded([&] { return PG_GETARG_BYTEA_PP(0); });
+  const bytea* b = pg::guarded([&] { return PG_GETARG_BYTEA_PP(1); });
+  const auto differ = json::differing_members(std::string_view(VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a)),
+                                              std::string_view(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+  if (!differ || differ->empty()) {
+    fcinfo->isnull = true;
+    return Datum(0);
+  }
+  return datum::text_array_datum(*differ);
+}
+
 }  // namespace
 }  // namespace idem
 
@@ -88,3 +103,5 @@ IDEM_SQL_FUNCTION(idem_payload_hash_jsonb_tree, idem::payload_hash_jsonb_tree)
 IDEM_SQL_FUNCTION(idem_payload_hash_text, idem::payload_hash_text)
 
 IDEM_SQL_FUNCTION(idem_fingerprint_scheme, idem::fingerprint_scheme)
+
+IDEM_SQL_FUNCTION(idem_payload_differs, idem::payload_differs)

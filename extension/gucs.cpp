@@ -17,6 +17,7 @@ int max_ttl_seconds = 90 * 24 * 60 * 60;
 int max_payload_bytes = 1024 * 1024;
 int history_retention_seconds = 90 * 24 * 60 * 60;
 bool audit_replays = true;
+bool payload_members = true;
 int min_audit_retention_seconds = 24 * 60 * 60;
 bool outbox_notify = true;
 int key_scope = 0;  // tenant
@@ -66,6 +67,11 @@ void define() {
   DefineCustomBoolVariable("idem.audit_replays", "Append an audit row (outcome replay) for every replay.",
                            "Off keeps replays read-only; mismatch and in_progress are always audited.", &audit_replays,
                            true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable("idem.payload_members",
+                           "Keep digests of a new key's payload members, to name the fields a reused key changed.",
+                           "acquire with a jsonb or text payload; off (per transaction with SET LOCAL) keeps none, and a "
+                           "mismatch names no field. The fingerprint form takes them from its caller.",
+                           &payload_members, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   DefineCustomIntVariable("idem.min_audit_retention", "Shortest age idem.purge_audit may remove audit rows at.",
                           "An operator may age the trail out, not erase what is recent.", &min_audit_retention_seconds,
                           24 * 60 * 60, 0, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr, nullptr, nullptr);

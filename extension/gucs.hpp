@@ -15,6 +15,7 @@ extern int max_ttl_seconds;          // idem.max_ttl: no record may be replayed 
 extern int max_payload_bytes;        // idem.max_payload_bytes: the largest payload fingerprinted
 extern int min_audit_retention_seconds;  // idem.min_audit_retention: purge_audit keeps at least this much
 extern bool audit_replays;           // idem.audit_replays: append an audit row for every replay
+extern bool payload_members;         // idem.payload_members: keep member digests to name what a mismatch changed
 extern int history_retention_seconds;  // idem.history_retention: how long a purged key's generation is remembered
 
 extern bool fast_path;                 // idem.fast_path: off sends every acquire/complete to the PL/pgSQL path

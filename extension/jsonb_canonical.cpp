@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/hash/sha256.hpp"
+#include "core/json/member_digests.hpp"
 #include "core/interrupts.hpp"
 #include "core/json/canonical_sink.hpp"
 #include "core/json/parser.hpp"
@@ -232,6 +233,14 @@ Fingerprint fingerprint(const Jsonb* doc, const std::vector<std::string>& exclud
       exclude, [doc](CanonicalSink& sink) { Walker(sink).root(&doc->root); },
       [&result](std::string_view bytes) { result.hash = hash::sha256(bytes); });
   return result;
+}
+
+std::string member_digests(const Jsonb* doc, const std::vector<std::string>& exclude, const hash::Digest& salt) {
+  std::string out;
+  json::detail::with_canonical_sink(
+      exclude, [doc](CanonicalSink& sink) { Walker(sink).root(&doc->root); },
+      [&](std::string_view bytes) { out = json::member_digests(bytes, salt); });
+  return out;
 }
 
 }  // namespace idem::jsonb

@@ -17,4 +17,7 @@ namespace idem::jsonb {
 // pg::guarded, so nothing longjmps over the C++ frames.
 Fingerprint fingerprint(const Jsonb* doc, const std::vector<std::string>& exclude);
 
+// The member digests of `doc`'s canonical form (core/json/member_digests.hpp).
+std::string member_digests(const Jsonb* doc, const std::vector<std::string>& exclude, const hash::Digest& salt);
+
 }  // namespace idem::jsonb

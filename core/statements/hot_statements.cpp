@@ -85,9 +85,12 @@ std::string audit_insert(const Tables& tables) {
   return "INSERT INTO " + tables.mutations + " (" + columns + ") VALUES (" + values + ")";
 }
 
-std::string record_insert(bool key_scope, const Tables& tables) {
-  const std::string values = joined(kRecordValues, kRecordColumnCount);
-  std::string text = "INSERT INTO {@keys} AS k (" + joined(kRecordColumns, kRecordColumnCount) + ")";
+std::string record_insert(RecordSchema schema, const Tables& tables) {
+  const bool key_scope = schema != RecordSchema::kBeforeKeyScope;
+  const int columns = kRecordColumnCount - (schema == RecordSchema::kCurrent ? 0 : 1);  // payload_members is last
+  const int params = kRecordParams - (schema == RecordSchema::kCurrent ? 0 : key_scope ? 1 : 2);
+  const std::string values = joined(kRecordValues, columns);
+  std::string text = "INSERT INTO {@keys} AS k (" + joined(kRecordColumns, columns) + ")";
   if (key_scope) {
     text += " SELECT " + values +
             " WHERE NOT ({key_scope_tenant} AND EXISTS (SELECT 1 FROM {@keys} o WHERE o.tenant_id = {tenant_id} COLLATE \"C\""
@@ -96,7 +99,7 @@ std::string record_insert(bool key_scope, const Tables& tables) {
     text += " VALUES (" + values + ")";
   }
   text += " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at";
-  return with_params(text, kRecordParamNames, key_scope ? kRecordParams : kRecordParams - 1, tables);
+  return with_params(text, kRecordParamNames, params, tables);
 }
 
 }  // namespace idem::statements

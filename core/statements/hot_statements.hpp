@@ -34,10 +34,17 @@ struct Tables {
 // INSERT INTO <mutations> (<the columns>) VALUES ($1, ..., $n); into shards, with mutation_id first.
 std::string audit_insert(const Tables& tables = {});
 
+// The schema the record INSERT writes: this library's, or one an ALTER EXTENSION UPDATE has not
+// brought up to it yet (the library is installed first).
+enum class RecordSchema {
+  kBeforeKeyScope,        // no idem.keys.key_scope, no payload_members: all params but the last two
+  kBeforePayloadMembers,  // 0.3.6: no idem.keys.payload_members: all params but the last
+  kCurrent,               // all kRecordParams
+};
+
 // The INSERT of a new key's record, RETURNING attempt, generation, lease_expires_at. With
-// key_scope, it inserts nothing while another record owns the key under the key scope tenant
-// and takes all kRecordParams; without (a schema before idem.keys.key_scope), all but the last.
-std::string record_insert(bool key_scope, const Tables& tables = {});
+// key_scope, it inserts nothing while another record owns the key under the key scope tenant.
+std::string record_insert(RecordSchema schema, const Tables& tables = {});
 
 // "a, b, c" of n names.
 std::string joined(const char* const* names, int n);

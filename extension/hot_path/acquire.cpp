@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "core/fingerprint.hpp"
+#include "core/json/member_digests.hpp"
 #include "core/keys/derived_ids.hpp"
 #include "core/keys/handle.hpp"
 #include "core/protocol/decision.hpp"
@@ -18,6 +20,7 @@
 #include "extension/boundary.hpp"
 #include "extension/datum_convert.hpp"
 #include "extension/gucs.hpp"
+#include "extension/jsonb_canonical.hpp"
 #include "extension/hot_path/acquire.hpp"
 #include "extension/hot_path/audit_append.hpp"
 #include "extension/hot_path/kept_plan.hpp"
@@ -32,8 +35,14 @@ namespace {
 using namespace call_arg;
 
 KeptPlan general_acquire{
-    "SELECT idem._acquire_general($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    "SELECT idem._acquire_general($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     kAcquireArgs,
+    {TEXTOID, BYTEAOID, TEXTOID, BYTEAOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, BYTEAOID},
+    nullptr};
+// A schema before 0.4.0 (until ALTER EXTENSION UPDATE): no member digests.
+KeptPlan general_acquire_before_members{
+    "SELECT idem._acquire_general($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    kAcquireArgs - 1,
     {TEXTOID, BYTEAOID, TEXTOID, BYTEAOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, TEXTOID, TEXTOID},
     nullptr};
 
@@ -49,8 +58,9 @@ constexpr int kRecordParams = statements::kRecordParams;
 static_assert(kRecordParams <= kMaxPlanArgs, "the record INSERT takes more parameters than a kept plan holds");
 enum RecordReturned { kReturnedAttempt = 1, kReturnedGeneration, kReturnedLeaseExpiresAt };
 
-const std::string kInsertRecordSql = statements::record_insert(true);
-const std::string kInsertRecordBeforeKeyScopeSql = statements::record_insert(false);
+const std::string kInsertRecordSql = statements::record_insert(statements::RecordSchema::kCurrent);
+const std::string kInsertRecordBeforePayloadMembersSql = statements::record_insert(statements::RecordSchema::kBeforePayloadMembers);
+const std::string kInsertRecordBeforeKeyScopeSql = statements::record_insert(statements::RecordSchema::kBeforeKeyScope);
 
 KeptPlan insert_record{kInsertRecordSql.c_str(),
                        kRecordParams,
@@ -61,10 +71,19 @@ KeptPlan insert_record{kInsertRecordSql.c_str(),
                        },
                        nullptr};
 
-// The same on a schema before idem.keys.key_scope (keys own nothing), until ALTER EXTENSION
-// UPDATE: the same types, of which SPI reads all but the last.
+// The same on a schema of 0.3.6 (no idem.keys.payload_members) or before idem.keys.key_scope
+// (keys own nothing), until ALTER EXTENSION UPDATE: the same types, of which SPI reads all but
+// the last one or two.
+KeptPlan insert_record_before_payload_members{kInsertRecordBeforePayloadMembersSql.c_str(),
+                                              kRecordParams - 1,
+                                              {
+#define RECORD_PARAM(name, type) type,
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+                                              },
+                                              nullptr};
 KeptPlan insert_record_before_key_scope{kInsertRecordBeforeKeyScopeSql.c_str(),
-                                        kRecordParams - 1,
+                                        kRecordParams - 2,
                                         {
 #define RECORD_PARAM(name, type) type,
 #include "core/statements/record_params.def"
@@ -73,13 +92,16 @@ KeptPlan insert_record_before_key_scope{kInsertRecordBeforeKeyScopeSql.c_str(),
                                         nullptr};
 
 // On Citus, the same INSERT into the tenant's shards (key_scope exists: Citus mode came after it).
-std::string record_insert_on_shard(const statements::Tables& shards) { return statements::record_insert(true, shards); }
+std::string record_insert_on_shard(const statements::Tables& shards) {
+  return statements::record_insert(statements::RecordSchema::kCurrent, shards);
+}
 KeptPlanPerTables insert_record_on_shard{record_insert_on_shard, insert_record};
 
-Args args_of(const RecordParams& p, int n) {
+// payload_members NULL: the call kept no member digests (opted out, or a client before 0.4.0).
+Args args_of(const RecordParams& p, int n, bool members_null) {
   Args args;
 #define RECORD_PARAM(name, type) \
-  if (args.n < n) args.add(p.name);
+  if (args.n < n) args.add(&p.name == &p.payload_members && members_null ? Value{} : Value::of(p.name));
 #include "core/statements/record_params.def"
 #undef RECORD_PARAM
   return args;
@@ -111,11 +133,33 @@ int64 bounded_usecs(const AcquireCall& call, int n, int default_seconds, int max
   return usecs > 0 && usecs <= max_usecs ? usecs : 0;
 }
 
-Datum run_general(const AcquireCall& call) {
+std::string_view bytes_of(Datum bytea_datum);
+
+// A jsonb or text payload's member digests, salted with the record's scope (idem.payload_members
+// off: none). Computed for a new record or a mismatch only: a replay never pays for them.
+void need_members(AcquireCall& call) {
+  if (!call.members_pending) return;
+  call.members_pending = false;
+  if (!gucs::payload_members) return;
+  hash::Digest scope;
+  const std::string_view digest = bytes_of(call.value[call_arg::kDigest]);
+  if (digest.size() != scope.size()) return;
+  std::memcpy(scope.data(), digest.data(), scope.size());
+  const hash::Digest salt = json::member_salt(scope);
+  const std::string members =
+      call.payload_is_jsonb
+          ? jsonb::member_digests(pg::guarded([&] { return DatumGetJsonbP(call.payload); }), {}, salt)
+          : fingerprint_text_with_members(datum::view(pg::guarded([&] { return DatumGetTextPP(call.payload); })), {}, salt).members;
+  call.set(call_arg::kMembers, datum::bytea_datum(members), false);
+}
+
+Datum run_general(AcquireCall& call) {
+  KeptPlan& plan = pg::call(keys_have_payload_members_unsafe) ? general_acquire : general_acquire_before_members;
+  if (plan.nargs == kAcquireArgs) need_members(call);
   Args args;
-  for (int i = 0; i < kAcquireArgs; ++i) args.add(call.null[i] ? Value{} : Value::of(call.value[i]));
+  for (int i = 0; i < plan.nargs; ++i) args.add(call.null[i] ? Value{} : Value::of(call.value[i]));
   spi_connect();
-  if (execute(general_acquire, args, 1, SPI_OK_SELECT, "idem._acquire_general failed") != 1) {
+  if (execute(plan, args, 1, SPI_OK_SELECT, "idem._acquire_general failed") != 1) {
     pg::raise_internal("pg_idempotency: idem._acquire_general failed");
   }
   const Datum result = pg::call(SPI_datumTransfer, column(1).datum, false, -1);  // into the caller's context
@@ -206,6 +250,11 @@ bool same_varlena(Datum a, Datum b) {
   return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) && std::memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
 }
 
+std::string_view bytes_of(Datum bytea_datum) {
+  const bytea* b = pg::guarded([&] { return DatumGetByteaPP(bytea_datum); });
+  return {VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)};
+}
+
 // payload_hash = the call's AND mutation_type = the call's, NULL false (the call's are not NULL).
 bool same_request(const Record& record, const AcquireCall& call) {
   return !record.null[field::kPayloadHash] && !record.null[field::kMutationType] &&
@@ -225,7 +274,7 @@ const char* const kMutationTypes[] = {"create", "capture", "refund", "void", nul
 
 // What one acquire call carries into its two fast cases.
 struct Attempt {
-  const AcquireCall& call;
+  AcquireCall& call;
   TupleDesc desc;              // idem.acquire_result
   Datum lease, ttl;            // intervals, already bounded
   const std::string& handle;   // the plain handle "<tenant>:<digest hex>"
@@ -233,6 +282,7 @@ struct Attempt {
   int64 lock;                  // the key's lock
   int64 owner_lock;            // the (tenant, key) owner's lock; 0 under the key scope route
   bool schema_has_key_scope;   // idem.keys.key_scope exists
+  bool schema_has_members;     // idem.keys.payload_members exists (0.4.0)
   protocol::FastCall call_view;  // which decisions the fast path answers (core/protocol/fast_path.hpp)
   MemoryContext caller_context;  // where the answer must live (SPI's context ends with SPI_finish)
   const citus::ShardRoute* shards;  // on Citus, the tenant's shards here; nullptr on one node
@@ -266,8 +316,10 @@ HeapTuple form_answer(const Attempt& a, Result& result) {
 // purge it cannot see retired the key), the lock taken by another transaction (refuse or wait,
 // there), or a record committed after our read (the lock is given back first).
 HeapTuple insert_new_record(const Attempt& a) {
-  const AcquireCall& call = a.call;
-  if (!protocol::fast_path_inserts(a.call_view) || !key_lock::try_take(a.lock)) return nullptr;
+  AcquireCall& call = a.call;
+  if (!protocol::fast_path_inserts(a.call_view)) return nullptr;
+  need_members(call);  // before any lock: nothing taken stays held if it fails
+  if (!key_lock::try_take(a.lock)) return nullptr;
   // Under the key scope tenant the new record owns its key: claim it without waiting (the
   // general path answers a claim in flight, in_progress, or an owner, key_reused).
   if (a.owner_lock != 0 && !key_lock::try_take(a.owner_lock)) {
@@ -290,10 +342,12 @@ HeapTuple insert_new_record(const Attempt& a) {
   p.mutation_type = call.value[kMutationType];
   p.lease_secret_hash = datum::bytea_datum(secret_hash);
   p.key_scope_tenant = BoolGetDatum(a.owner_lock != 0);
+  p.payload_members = call.value[call_arg::kMembers];
   KeptPlan& plan = a.shards != nullptr        ? insert_record_on_shard.of(a.shards->tables)
-                   : a.schema_has_key_scope ? insert_record
+                   : a.schema_has_members   ? insert_record
+                   : a.schema_has_key_scope ? insert_record_before_payload_members
                                             : insert_record_before_key_scope;
-  const Args row = args_of(p, plan.nargs);
+  const Args row = args_of(p, plan.nargs, call.null[call_arg::kMembers]);
   spi_connect();
   if (execute(plan, row, 1, SPI_OK_INSERT_RETURNING, "could not insert the key's record") != 1) {
     spi_finish();
@@ -322,7 +376,7 @@ HeapTuple insert_new_record(const Attempt& a) {
 // A record: the answers that take no lock (replay, mismatch, in_progress when not waiting), each
 // with its audit row. nullptr for a decision that writes under the lock, or a wait.
 HeapTuple answer_from_record(const Attempt& a, const Record& record) {
-  const AcquireCall& call = a.call;
+  AcquireCall& call = a.call;
   protocol::RecordView view;
   view.status = status_of(datum::view(pg::guarded([&] { return DatumGetTextPP(record.value[field::kStatus]); })));
   view.history = passed(record, field::kExpiresAt, a.now);
@@ -346,6 +400,11 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
     result.copy("response_body", record, field::kResponseBody);
   } else if (decision == protocol::Decision::Busy) {
     result.set("retry_after", Int32GetDatum(gucs::retry_after_seconds));
+  } else if (decision == protocol::Decision::Mismatch && !record.null[field::kPayloadMembers] &&
+             (need_members(call), !call.null[call_arg::kMembers])) {
+    // Which members differ from the key's first request: pointers only, from both digest sets.
+    const auto differ = json::differing_members(bytes_of(record.value[field::kPayloadMembers]), bytes_of(call.value[call_arg::kMembers]));
+    if (differ && !differ->empty()) result.set("key_reuse_differs", datum::text_array_datum(*differ));
   }
   // A read-only transaction (a standby) still gets its answer, without the audit row it cannot
   // write: a refusal executes nothing, so no mutation goes unlogged.
@@ -373,7 +432,7 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
 
 }  // namespace
 
-Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
+Datum acquire(AcquireCall& call, FunctionCallInfo fcinfo) {
   const int64 lease = bounded_usecs(call, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
   const int64 ttl = bounded_usecs(call, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
   // On Citus the tables here are shells: the fast path works on the tenant's shards, which must
@@ -411,6 +470,7 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
                   key_lock::of_digest(digest),
                   owner_lock,
                   false,
+                  false,
                   view,
                   CurrentMemoryContext,
                   shards ? &*shards : nullptr,
@@ -421,6 +481,7 @@ Datum acquire(const AcquireCall& call, FunctionCallInfo fcinfo) {
   pg::call(read_record_unsafe, shards ? shards->keys : InvalidOid, shards ? shards->keys_pkey : InvalidOid,
            call.value[kTenant], call.value[kDigest], &record);
   attempt.schema_has_key_scope = record.has_key_scope;
+  attempt.schema_has_members = record.has_payload_members;
   if (!record.has_key_scope) attempt.owner_lock = 0;  // an older schema: keys own nothing
   attempt.now = GetCurrentTimestamp();
   HeapTuple answer = record.found ? answer_from_record(attempt, record) : insert_new_record(attempt);

@@ -2,6 +2,7 @@
 // they check the payload, compute the scope digest and the fingerprint with the same functions
 // as idem.scope_digest and idem.payload_hash, and acquire (acquire.cpp). The checks and
 // messages are those of the PL/pgSQL wrappers they replace.
+#include "core/json/member_digests.hpp"
 #include "extension/boundary.hpp"
 #include "extension/hot_path/acquire.hpp"
 
@@ -14,8 +15,9 @@ Datum idem_payload_hash_text(PG_FUNCTION_ARGS);
 namespace idem::hot {
 namespace {
 
-// idem.acquire's arguments: tenant, key, payload, caller, resource, lease, ttl, on_busy, mutation_type.
-enum Arg { kTenant, kKey, kPayload, kCaller, kResource, kLease, kTtl, kOnBusy, kMutationType };
+// idem.acquire's arguments: tenant, key, payload, caller, resource, lease, ttl, on_busy,
+// mutation_type, and for the fingerprint form (0.4.0) payload_members.
+enum Arg { kTenant, kKey, kPayload, kCaller, kResource, kLease, kTtl, kOnBusy, kMutationType, kPayloadMembers };
 
 enum class Payload { Jsonb, Text, Hash };
 
@@ -65,13 +67,30 @@ Datum acquire_with(FunctionCallInfo fcinfo, Payload payload) {
   const bool part_nulls[4] = {PG_ARGISNULL(kTenant), PG_ARGISNULL(kCaller), PG_ARGISNULL(kResource), PG_ARGISNULL(kKey)};
   AcquireCall call;
   call.set(call_arg::kDigest, call_ours(idem_scope_digest, 4, parts, part_nulls), false);
+  call.set(call_arg::kMembers, 0, true);
   if (payload == Payload::Hash) {
     call.set(call_arg::kHash, arg(kPayload), false);
+    // The caller's member digests (the client library computes them); absent before 0.4.0's SQL.
+    if (PG_NARGS() > kPayloadMembers && !PG_ARGISNULL(kPayloadMembers)) {
+      const bytea* members = pg::guarded([&] { return PG_GETARG_BYTEA_PP(kPayloadMembers); });
+      if (!json::valid_member_digests(std::string_view(VARDATA_ANY(members), VARSIZE_ANY_EXHDR(members)))) {
+        throw Error(ErrorCode::ArgumentInvalid,
+                    "payload_members must be member digests as the client library computes them (format 1, at most " +
+                        std::to_string(json::kMaxMemberDigestBytes) + " bytes), got " +
+                        std::to_string(VARSIZE_ANY_EXHDR(members)) + " bytes that are not",
+                    "Pass NULL to keep none; the client library (Request::name_differing_fields) computes them.");
+      }
+      call.set(call_arg::kMembers, arg(kPayloadMembers), false);
+    }
   } else {
     const Datum args[2] = {arg(kPayload), PointerGetDatum(pg::call(construct_empty_array, Oid(TEXTOID)))};
     const bool nulls[2] = {false, false};
     call.set(call_arg::kHash, call_ours(payload == Payload::Jsonb ? idem_payload_hash_jsonb : idem_payload_hash_text, 2, args, nulls),
              false);
+    // Checked and fingerprinted above, so its member digests cannot fail; computed only if needed.
+    call.payload = arg(kPayload);
+    call.payload_is_jsonb = payload == Payload::Jsonb;
+    call.members_pending = true;
   }
   const int same[][2] = {{call_arg::kTenant, kTenant}, {call_arg::kKey, kKey},       {call_arg::kCaller, kCaller},
                          {call_arg::kResource, kResource}, {call_arg::kLease, kLease}, {call_arg::kTtl, kTtl},

@@ -8,10 +8,12 @@ namespace {
 constexpr const char* kColumnNames[field::kCount] = {
     "status", "generation", "payload_hash", "mutation_type", "recovery_point", "response_status", "response_headers",
     "response_body", "order_id", "lease_expires_at", "expires_at", "attempts_in_generation",
-    "payload_pinned", "key_scope"};
+    "payload_pinned", "key_scope", "payload_members"};
 // Columns a schema older than this library may lack (the library is installed before ALTER
 // EXTENSION UPDATE runs): read as NULL.
-constexpr bool optional_column(int f) { return f == field::kPayloadPinned || f == field::kKeyScope; }
+constexpr bool optional_column(int f) {
+  return f == field::kPayloadPinned || f == field::kKeyScope || f == field::kPayloadMembers;
+}
 
 // idem.keys and its primary key, learnt at the first read of a backend; the column numbers of
 // the table read last (idem.keys, or on Citus a tenant's shard of it, whose columns are numbered
@@ -44,17 +46,30 @@ void learn_layout(Relation keys) {
   layout.read = RelationGetRelid(keys);
 }
 
+void find_keys() {
+  if (layout.keys != InvalidOid) return;
+  const Oid ns = get_namespace_oid("idem", false);
+  const Oid table = get_relname_relid("keys", ns);
+  const Oid index = get_relname_relid("keys_pkey", ns);
+  if (table == InvalidOid || index == InvalidOid) elog(ERROR, "pg_idempotency: idem.keys or its primary key keys_pkey is missing");
+  layout.primary_key = index;  // both or neither: a failed lookup caches nothing
+  layout.keys = table;
+}
+
 }  // namespace
 
-void read_record_unsafe(Oid shard, Oid shard_index, Datum tenant_text, Datum digest_bytea, Record* out) {
-  if (shard == InvalidOid && layout.keys == InvalidOid) {
-    const Oid ns = get_namespace_oid("idem", false);
-    const Oid table = get_relname_relid("keys", ns);
-    const Oid index = get_relname_relid("keys_pkey", ns);
-    if (table == InvalidOid || index == InvalidOid) elog(ERROR, "pg_idempotency: idem.keys or its primary key keys_pkey is missing");
-    layout.primary_key = index;  // both or neither: a failed lookup caches nothing
-    layout.keys = table;
+bool keys_have_payload_members_unsafe() {
+  find_keys();
+  if (layout.read != layout.keys) {
+    Relation keys = table_open(layout.keys, AccessShareLock);  // held to the end of the transaction, as a statement's
+    if (layout.read != RelationGetRelid(keys)) learn_layout(keys);
+    table_close(keys, NoLock);
   }
+  return layout.attnum[field::kPayloadMembers] != InvalidAttrNumber;
+}
+
+void read_record_unsafe(Oid shard, Oid shard_index, Datum tenant_text, Datum digest_bytea, Record* out) {
+  if (shard == InvalidOid) find_keys();
   // Opening may take in an invalidation that resets the layout: the numbers used are these.
   const Oid keys_oid = shard != InvalidOid ? shard : layout.keys;
   const Oid primary_key = shard != InvalidOid ? shard_index : layout.primary_key;
@@ -63,6 +78,7 @@ void read_record_unsafe(Oid shard, Oid shard_index, Datum tenant_text, Datum dig
   AttrNumber attnum[field::kCount];
   std::memcpy(attnum, layout.attnum, sizeof attnum);
   out->has_key_scope = attnum[field::kKeyScope] != InvalidAttrNumber;
+  out->has_payload_members = attnum[field::kPayloadMembers] != InvalidAttrNumber;
 
   // What SPI does before a statement of a VOLATILE function: a new snapshot (READ COMMITTED), the
   // command counter moved on so that this transaction's earlier writes are seen.

@@ -17,6 +17,7 @@ enum RecordField {
   kResponseBody, kOrderId, kLeaseExpiresAt, kExpiresAt, kAttemptsInGeneration,
   kPayloadPinned,  // read as NULL on a schema without the column
   kKeyScope,       // read as NULL on a schema without the column
+  kPayloadMembers,  // read as NULL on a schema without the column (before 0.4.0)
   kCount
 };
 }  // namespace field
@@ -29,11 +30,16 @@ struct Record {
   bool null[field::kCount];
   TransactionId xmin;  // the row version's, as SQL's xmin shows it
   bool has_key_scope;  // the schema has idem.keys.key_scope, found or not
+  bool has_payload_members;  // the schema has idem.keys.payload_members (0.4.0), found or not
 };
 
 // Plain C, nothing with a destructor: called through pg::call. From idem.keys, or with a shard
 // (InvalidOid: none) from that table and its primary key index (Citus mode, a tenant's shard).
 void read_record_unsafe(Oid shard, Oid shard_index, Datum tenant_text, Datum digest_bytea, Record* out);
+
+// Plain C: whether idem.keys has payload_members (0.4.0's schema): the general path then takes
+// the member digests too. Learns idem.keys's layout if it is not known.
+bool keys_have_payload_members_unsafe();
 
 // On a relcache invalidation of relid (InvalidOid: all): forget the cached relation and column
 // numbers when it is idem.keys or the table last read.

@@ -20,14 +20,14 @@ SELECT r.rolname, f.fn,
   FROM (VALUES ('regress_idem_svc'), ('regress_idem_audit'), ('regress_idem_nobody')) AS r(rolname)
  CROSS JOIN (VALUES ('idem.acquire(text,text,jsonb,text,text,interval,interval,text,text)'),
                     ('idem.acquire(text,text,text,text,text,interval,interval,text,text)'),
-                    ('idem.acquire(text,text,bytea,text,text,interval,interval,text,text)'),
+                    ('idem.acquire(text,text,bytea,text,text,interval,interval,text,text,bytea)'),
                     ('idem.checkpoint(text,bigint,text,jsonb,boolean)'),
                     ('idem.complete(text,bigint,integer,jsonb,bytea,text,jsonb,text,boolean)'),
                     ('idem.release(text,bigint,text,boolean)'),
                     ('idem.purge_expired(integer)'),
                     ('idem.payload_hash(jsonb,text[])'),
                     ('idem.scope_digest(text,text,text,text)'),
-                    ('idem._acquire_general(text,bytea,text,bytea,text,text,interval,interval,text,text)'),
+                    ('idem._acquire_general(text,bytea,text,bytea,text,text,interval,interval,text,text,bytea)'),
                     ('idem._holder_row(text,bigint,text)'),
                     ('idem._complete_general(text,bigint,integer,jsonb,bytea,text,jsonb,text,boolean)'),
                     ('idem._require_durable_store()'),
@@ -67,7 +67,7 @@ SELECT expect_error($$UPDATE idem.keys SET status = 'resolved'$$);
 SELECT expect_error($$DELETE FROM idem.keys$$);
 SELECT expect_error($$TRUNCATE idem.keys$$);
 -- to the internal functions,
-SELECT expect_error($$SELECT idem._acquire_general('t-priv', sha256('x'::bytea), 'priv-key-0000003', sha256('y'::bytea), '', '', NULL, NULL, 'reject', 'create')$$);
+SELECT expect_error($$SELECT idem._acquire_general('t-priv', sha256('x'::bytea), 'priv-key-0000003', sha256('y'::bytea), '', '', NULL, NULL, 'reject', 'create', NULL)$$);
 SELECT expect_error(format('SELECT idem._holder_row(%L, %s, %L)', :'h1', :pa1, 'complete'));
 SELECT expect_error($$SELECT nextval('idem.fencing_token_seq')$$);
 SELECT expect_error($$SELECT idem._require_durable_store()$$);

@@ -12,7 +12,7 @@ SELECT status, payload_pinned FROM idem.keys WHERE tenant_id = 't-pin' AND clien
 SELECT outcome, attempt IS NULL AS runs_nothing, handler_key IS NULL AS no_key
   FROM idem.acquire('t-pin', 'pinned-key-0000001', '{"amount":200}'::jsonb);
 SELECT (idem._acquire_general('t-pin', idem.scope_digest('t-pin', '', '', 'pinned-key-0000001'), 'pinned-key-0000001',
-                              idem.payload_hash('{"amount":300}'::jsonb), '', '', NULL, NULL, 'reject', 'create')).outcome AS general_path;
+                              idem.payload_hash('{"amount":300}'::jsonb), '', '', NULL, NULL, 'reject', 'create', NULL)).outcome AS general_path;
 -- The same body: a fresh attempt of the same generation, under the same processor key.
 SELECT handle AS h2, attempt AS a2, outcome, generation, handler_key = :'k' AS same_processor_key
   FROM idem.acquire('t-pin', 'pinned-key-0000001', '{"amount":100}'::jsonb) \gset

@@ -134,3 +134,7 @@ CREATE TRIGGER audit_leaves_append_only BEFORE DELETE OR UPDATE ON idem.audit_le
 CREATE TRIGGER audit_leaves_no_truncate BEFORE TRUNCATE ON idem.audit_leaves FOR EACH STATEMENT EXECUTE FUNCTION idem._refuse_audit_change();
 SELECT pg_catalog.pg_extension_config_dump('idem.audit_seals', '');
 SELECT pg_catalog.pg_extension_config_dump('idem.audit_leaves', '');
+-- The digests of a new key's payload members (core/json/member_digests.hpp): a reused key with
+-- another payload is told which JSON pointers differ, never their values. NULL: none kept.
+ALTER TABLE idem.keys ADD COLUMN payload_members bytea;
+COMMENT ON COLUMN idem.keys.payload_members IS 'Salted, truncated digests of the payload''s members down to 3 levels, with their JSON pointers: a mismatch names what differs (docs/client.md); NULL when none were kept.';

@@ -24,9 +24,22 @@ TEST(HotStatements, AuditInsertIsTheEighteenColumnInsert) {
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)");
 }
 
-TEST(HotStatements, RecordInsertUnderKeyScopeIsTheTwelveParameterInsert) {
-  EXPECT_EQ(kRecordParams, 12);
-  EXPECT_EQ(record_insert(true),
+TEST(HotStatements, RecordInsertIsTheThirteenParameterInsert) {
+  EXPECT_EQ(kRecordParams, 13);
+  EXPECT_EQ(record_insert(RecordSchema::kCurrent),
+            "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
+            " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
+            " attempted_at, attempts_in_generation, lease_secret_hash, payload_members)"
+            " SELECT $1, $2, 'in_progress', nextval('idem.fencing_token_seq'),"
+            " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
+            " $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9, $9 + $7 + $8, $10, $9, 1, $11, $13"
+            " WHERE NOT ($12 AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = $1 COLLATE \"C\""
+            " AND o.client_key = $6 COLLATE \"C\" AND o.key_scope = 'tenant'))"
+            " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at");
+}
+
+TEST(HotStatements, RecordInsertBeforePayloadMembersIsTheTwelveParameterInsert) {
+  EXPECT_EQ(record_insert(RecordSchema::kBeforePayloadMembers),
             "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
             " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
             " attempted_at, attempts_in_generation, lease_secret_hash)"
@@ -39,7 +52,7 @@ TEST(HotStatements, RecordInsertUnderKeyScopeIsTheTwelveParameterInsert) {
 }
 
 TEST(HotStatements, RecordInsertBeforeKeyScopeIsTheElevenParameterInsert) {
-  EXPECT_EQ(record_insert(false),
+  EXPECT_EQ(record_insert(RecordSchema::kBeforeKeyScope),
             "INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
             " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
             " attempted_at, attempts_in_generation, lease_secret_hash)"
@@ -58,7 +71,7 @@ TEST(HotStatements, OnCitusTheStatementsNameTheTenantsShards) {
   const std::string audit = audit_insert(shards);
   EXPECT_EQ(audit.rfind("INSERT INTO idem.mutations_102040 (mutation_id, tenant_id, ", 0), 0u);
   EXPECT_NE(audit.find(" VALUES (nextval('idem.mutations_mutation_id_seq'), $1, $2, "), std::string::npos);
-  const std::string insert = record_insert(true, shards);
+  const std::string insert = record_insert(RecordSchema::kCurrent, shards);
   EXPECT_EQ(insert.rfind("INSERT INTO idem.keys_102008 AS k (", 0), 0u);
   EXPECT_NE(insert.find("FROM idem.retired_keys_102072 g WHERE"), std::string::npos);
   EXPECT_NE(insert.find("FROM idem.keys_102008 o WHERE"), std::string::npos);

@@ -1,4 +1,4 @@
-CREATE OR REPLACE FUNCTION idem._acquire_general(p_tenant text, p_digest bytea, p_key text, p_hash bytea, p_caller text, p_resource text, p_lease interval, p_ttl interval, p_on_busy text, p_mutation_type text)
+CREATE OR REPLACE FUNCTION idem._acquire_general(p_tenant text, p_digest bytea, p_key text, p_hash bytea, p_caller text, p_resource text, p_lease interval, p_ttl interval, p_on_busy text, p_mutation_type text, p_payload_members bytea)
  RETURNS idem.acquire_result
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -47,7 +47,7 @@ BEGIN
     SELECT k.status, k.attempt, k.generation, k.payload_hash, k.recovery_point, k.recovery_data,
            k.response_status, k.response_headers, k.response_body, k.order_id, k.lease_expires_at,
            k.expires_at, k.attempts_in_generation, k.mutation_type, k.payload_pinned, k.client_key,
-           k.caller_id, k.resource, k.attempted_at, k.created_at, k.key_scope, k.xmin AS row_xmin
+           k.caller_id, k.resource, k.attempted_at, k.created_at, k.key_scope, k.payload_members, k.xmin AS row_xmin
       INTO r FROM idem.keys k
      WHERE k.tenant_id = p_tenant AND k.scope_digest = p_digest;
     v_found := FOUND;
@@ -86,6 +86,8 @@ BEGIN
         res.response_body := r.response_body;
       ELSIF v_decision = 'mismatch' THEN
         res.outcome := 'mismatch';
+        -- Which members differ from the key's first request: pointers from both digest sets.
+        res.key_reuse_differs := idem._payload_differs(r.payload_members, p_payload_members);
       ELSE
         res.outcome := 'in_progress';
         res.retry_after := idem._retry_after();
@@ -172,11 +174,11 @@ BEGIN
       INSERT INTO idem.keys AS k (tenant_id, scope_digest, status, attempt, generation, payload_hash,
                                   hash_scheme, caller_id, resource, client_key, lease_interval, ttl,
                                   lease_expires_at, created_at, expires_at, mutation_type, attempted_at,
-                                  attempts_in_generation, lease_secret_hash)
+                                  attempts_in_generation, lease_secret_hash, payload_members)
       VALUES (p_tenant, p_digest, 'in_progress', nextval('idem.fencing_token_seq'), 1 + v_retired,
               p_hash, idem.fingerprint_scheme(), p_caller, p_resource, p_key, v_lease, v_ttl,
               v_now + v_lease, v_now, v_now + v_lease + v_ttl, p_mutation_type, v_now, 1,
-              sha256(convert_to(v_secret, 'UTF8')))
+              sha256(convert_to(v_secret, 'UTF8')), p_payload_members)
       ON CONFLICT DO NOTHING
       RETURNING k.attempt, k.generation, k.lease_expires_at INTO res.attempt, res.generation, res.lease_expires_at;
       IF NOT FOUND THEN
@@ -216,7 +218,7 @@ BEGIN
       UPDATE idem.keys k SET
           status = 'in_progress', attempt = v_attempt,
           generation = k.generation + CASE WHEN v_decision = 'new_generation' THEN 1 ELSE 0 END,
-          payload_hash = p_hash, hash_scheme = idem.fingerprint_scheme(), caller_id = p_caller,
+          payload_hash = p_hash, payload_members = p_payload_members, hash_scheme = idem.fingerprint_scheme(), caller_id = p_caller,
           resource = p_resource, client_key = p_key, lease_interval = v_lease, ttl = v_ttl,
           lease_expires_at = v_now + v_lease, recovery_point = NULL, recovery_data = NULL,
           response_status = NULL, response_headers = NULL, response_body = NULL, order_id = NULL,
@@ -250,5 +252,5 @@ BEGIN
   END LOOP;
 END $function$
 ;
-COMMENT ON FUNCTION idem._acquire_general(text,bytea,text,bytea,text,text,interval,interval,text,text) IS 'The reference the idem.acquire overloads hand every call to that is not a new key, a replay or a refusal without a wait.';
-REVOKE ALL ON FUNCTION idem._acquire_general(text,bytea,text,bytea,text,text,interval,interval,text,text) FROM PUBLIC;
+COMMENT ON FUNCTION idem._acquire_general(text,bytea,text,bytea,text,text,interval,interval,text,text,bytea) IS 'The reference the idem.acquire overloads hand every call to that is not a new key, a replay or a refusal without a wait.';
+REVOKE ALL ON FUNCTION idem._acquire_general(text,bytea,text,bytea,text,text,interval,interval,text,text,bytea) FROM PUBLIC;
