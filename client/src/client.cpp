@@ -7,6 +7,8 @@
 #include "core/error.hpp"
 #include "core/fingerprint.hpp"
 #include "core/hash/sha256.hpp"
+#include "core/json/member_digests.hpp"
+#include "core/keys/scope_digest.hpp"
 #include "core/keys/key_validation.hpp"
 #include "http.hpp"
 #include "pg_session.hpp"
@@ -194,9 +196,16 @@ struct ClientCore {
     }
   }
 
+  // What acquire is sent for a body: its fingerprint and, unless the request opted out, the
+  // member digests that name what a reused key changed (salted with the record's scope).
+  struct Checked {
+    hash::Digest fingerprint;
+    std::optional<std::string> members;
+  };
+
   // check_scope, then the end client's values (a 400/413 answer), all before any round trip;
   // the fingerprint when they pass.
-  std::variant<Response, hash::Digest> check(const Request& request) const {
+  std::variant<Response, Checked> check(const Request& request) const {
     check_scope(request);
     try {
       keys::validate_key(request.idempotency_key);
@@ -205,8 +214,12 @@ struct ClientCore {
                                                     " bytes; the limit is " + std::to_string(options.max_body_bytes));
       }
       // No JSON document canonicalizes to nothing, so an empty body's SHA-256 collides with none.
-      return request.body.empty() ? hash::sha256("")
-                                  : idem::fingerprint_text(request.body, request.fingerprint_exclusions).hash;
+      if (request.body.empty()) return Checked{hash::sha256(""), std::nullopt};
+      if (!request.name_differing_fields) return Checked{idem::fingerprint_text(request.body, request.fingerprint_exclusions).hash, std::nullopt};
+      const hash::Digest salt = json::member_salt(
+          keys::scope_digest(request.tenant, request.caller, request.resource(), *request.idempotency_key));
+      auto both = idem::fingerprint_text_with_members(request.body, request.fingerprint_exclusions, salt);
+      return Checked{both.fingerprint.hash, std::move(both.members)};
     } catch (const Error& e) {
       const ClientError ce = client_error_of(e);
       // Exclusions are the service's configuration: its bug, thrown.
@@ -222,10 +235,11 @@ struct ClientCore {
     }
   }
 
-  std::vector<SqlValue> acquire_params(const Request& request, const hash::Digest& fingerprint) const {
-    const std::string hash(reinterpret_cast<const char*>(fingerprint.data()), fingerprint.size());
+  std::vector<SqlValue> acquire_params(const Request& request, const Checked& checked) const {
+    const std::string hash(reinterpret_cast<const char*>(checked.fingerprint.data()), checked.fingerprint.size());
     return {request.tenant, *request.idempotency_key, hex_bytea(hash), request.caller,
-            request.resource(), interval(options.lease), interval(options.ttl), request.mutation_type};
+            request.resource(), interval(options.lease), interval(options.ttl), request.mutation_type,
+            checked.members ? SqlValue(hex_bytea(*checked.members)) : SqlValue()};
   }
 
   // The answer to an outcome that is not the caller's to run; nullopt for acquired/resumed.
@@ -245,7 +259,7 @@ struct ClientCore {
       const SqlValue& after = row.at(kRetryAfter);
       return http::in_progress(options, after ? std::stol(*after) : static_cast<long>(options.retry_after.count()));
     }
-    if (outcome == "mismatch") return http::mismatch(options);
+    if (outcome == "mismatch") return http::mismatch(options, sql_text::text_array(row.at(kKeyReuseDiffers).value_or("{}")));
     if (outcome == "key_reused") return http::key_reused(options, sql_text::text_array(row.at(kKeyReuseDiffers).value_or("{}")));
     throw DatabaseError("ERR_CLIENT_DATABASE", "", "idem.acquire answered an unknown outcome: " + outcome);
   }
@@ -356,7 +370,7 @@ Response Client::run_once(const Request& request, const Handler& handler) {
   }
   const auto checked = core.check(request);
   if (const auto* answer = std::get_if<Response>(&checked)) return *answer;
-  const auto params = core.acquire_params(request, std::get<hash::Digest>(checked));
+  const auto params = core.acquire_params(request, std::get<detail::ClientCore::Checked>(checked));
   std::vector<SqlRow> rows;
   // BEGIN rides with acquire: one round trip.
   auto c = core.checkout_and([&](pg::Session& s) {
@@ -452,7 +466,7 @@ std::variant<Lease, Response> Client::begin(const Request& request) {
   Impl& core = *impl_;
   const auto checked = core.check(request);
   if (const auto* answer = std::get_if<Response>(&checked)) return *answer;
-  const auto params = core.acquire_params(request, std::get<hash::Digest>(checked));
+  const auto params = core.acquire_params(request, std::get<detail::ClientCore::Checked>(checked));
   std::vector<SqlRow> rows;
   // Outside a transaction block: the lease (or the refusal's audit row) commits with the statement.
   auto c = core.checkout_and([&](pg::Session& s) { rows = s.exec_prepared_autocommit(acquire_statement(request), params); });

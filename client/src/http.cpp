@@ -183,11 +183,20 @@ Response in_progress(const ClientOptions& options, long retry_after_seconds) {
   return r;
 }
 
-Response mismatch(const ClientOptions& options) {
-  return problem_response(options.profile == Profile::reference ? 409 : 422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH",
-                          "Idempotency-Key reused with a different payload",
-                          "this Idempotency-Key was used with a different request; use a new key for a new request",
-                          Stored::no, options.problem_type_base);
+Response mismatch(const ClientOptions& options, const std::vector<std::string>& differs) {
+  std::string named;
+  for (const std::string& d : differs) named += (named.empty() ? "" : ", ") + d;
+  Response r = problem_response(options.profile == Profile::reference ? 409 : 422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH",
+                                "Idempotency-Key reused with a different payload",
+                                "this Idempotency-Key was used with a different request" +
+                                    (named.empty() ? std::string() : " (it differs in " + named + ")") +
+                                    "; use a new key for a new request",
+                                Stored::no, options.problem_type_base);
+  if (differs.empty()) return r;
+  nlohmann::ordered_json body = nlohmann::ordered_json::parse(r.body);
+  body["differs"] = differs;
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
 }
 
 Response key_reused(const ClientOptions& options, const std::vector<std::string>& differs) {

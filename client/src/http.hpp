@@ -20,7 +20,9 @@ std::vector<Header> decode_headers(const std::string& json);
 
 // The problem for acquire's refusals and the client's own checks.
 Response in_progress(const ClientOptions& options, long retry_after_seconds);
-Response mismatch(const ClientOptions& options);
+// differs: the JSON pointers of the body's members that differ from the key's first request
+// (empty: unknown); named in the problem, never their values.
+Response mismatch(const ClientOptions& options, const std::vector<std::string>& differs = {});
 // 422 ERR_IDEMPOTENCY_KEY_REUSED: the tenant's key was first used by another caller or on
 // another route; `differs` names which ("caller", "resource"), not their values.
 Response key_reused(const ClientOptions& options, const std::vector<std::string>& differs);

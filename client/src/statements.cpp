@@ -8,7 +8,7 @@ namespace idem::statements {
 
 #define IDEM_ACQUIRE_CALL                                                                                     \
   "idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5, lease => $6::interval, ttl => $7::interval," \
-  " mutation_type => $8)"
+  " mutation_type => $8, payload_members => $9::bytea)"
 
 const std::vector<pg::Statement> kStatements = {
     // acquire as a scalar, its composite taken apart above it: no function scan and tuplestore
@@ -25,7 +25,7 @@ const std::vector<pg::Statement> kStatements = {
      IDEM_ACQUIRE_COLUMNS
      " FROM (SELECT pg_catalog.set_config('idem.key_scope', 'route', true) AS scope) s,"
      " LATERAL idem.acquire($1, $2, $3::bytea, caller => $4, resource => $5 || left(s.scope, 0),"
-     " lease => $6::interval, ttl => $7::interval, mutation_type => $8)"},
+     " lease => $6::interval, ttl => $7::interval, mutation_type => $8, payload_members => $9::bytea)"},
     {kComplete,
      "SELECT idem.complete($1, $2::bigint, $3::integer, $4::jsonb, $5::bytea, $6, $7::jsonb, $8, $9::boolean)"},
     {kEmit, "SELECT idem.emit($1, $2, $3::jsonb, $4)"},

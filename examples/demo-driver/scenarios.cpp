@@ -57,6 +57,7 @@ void first_checkout_and_replay(Driver& d) {
   d.check("2 charges at processor", "1", std::to_string(d.charges_for(session)));
   const Reply changed = d.post(checkout_path(session), key, checkout_body(2999), d.config().token);
   d.check("4 same key, changed body", "422 ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", status_and_code(changed));
+  d.check("4 the 422 names the field that differs", R"(["/amount_cents"])", changed.json().value("differs", nlohmann::json()).dump());
   const Reply other_tenant = d.post(checkout_path(session), key, checkout_body(1999), d.config().other_token);
   d.check("4b same key, another tenant", "201 (its own key space)", std::to_string(other_tenant.status) +
                                                                          (other_tenant.status == 201 ? " (its own key space)" : ""));
@@ -221,6 +222,7 @@ void refunds(Driver& d) {
   const Reply changed = d.post(path, key, R"({"amount_cents":4000,"reason":"requested_by_customer","currency":"usd"})",
                                d.config().token);
   d.check("11 refund, same key, changed amount", "422 ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", status_and_code(changed));
+  d.check("11 the 422 names the field that differs", R"(["/amount_cents"])", changed.json().value("differs", nlohmann::json()).dump());
   d.check("11 refunds at processor for the charge", "1",
           std::to_string([&] {
             int n = 0;

@@ -91,13 +91,15 @@ TEST(ClientRun, MismatchGives422AndTheReferenceProfile409) {
   Client client(db.url());
   ASSERT_EQ(client.run(order_request(kKey), order_handler(runs, "ord_1")).status, 201);
   const Request other = order_request(kKey, R"({"amount":2999,"cart":"c_42"})");
-  const std::string detail = "this Idempotency-Key was used with a different request; use a new key for a new request";
+  const std::string detail =
+      "this Idempotency-Key was used with a different request (it differs in /amount); use a new key for a new request";
   const std::string title = "Idempotency-Key reused with a different payload";
+  const auto naming = [](std::string body, const std::string& differs) { return body.insert(body.size() - 1, R"(,"differs":)" + differs); };
 
   const Response standard = client.run(other, order_handler(runs, "ord_2"));
   EXPECT_EQ(standard.status, 422);
   EXPECT_EQ(standard.headers, kProblemHeaders);
-  EXPECT_EQ(standard.body, problem(422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, detail));
+  EXPECT_EQ(standard.body, naming(problem(422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, detail), R"(["/amount"])"));
 
   ClientOptions reference_options;
   reference_options.profile = Profile::reference;
@@ -105,9 +107,21 @@ TEST(ClientRun, MismatchGives422AndTheReferenceProfile409) {
   const Response conflict = reference.run(other, order_handler(runs, "ord_2"));
   EXPECT_EQ(conflict.status, 409);
   EXPECT_EQ(conflict.headers, kProblemHeaders);
-  EXPECT_EQ(conflict.body, problem(409, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, detail));
-  EXPECT_EQ(runs, 1);
-  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 1);
+  EXPECT_EQ(conflict.body, naming(problem(409, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, detail), R"(["/amount"])"));
+
+  // Opted out on the retry (nothing sent to compare) or on the first request (nothing kept): no field named.
+  const std::string unnamed = "this Idempotency-Key was used with a different request; use a new key for a new request";
+  Request quiet = other;
+  quiet.name_differing_fields = false;
+  EXPECT_EQ(client.run(quiet, order_handler(runs, "ord_2")).body, problem(422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, unnamed));
+  Request first_quiet = order_request("client-run-quiet-key-01");
+  first_quiet.name_differing_fields = false;
+  ASSERT_EQ(client.run(first_quiet, order_handler(runs, "ord_3")).status, 201);
+  EXPECT_EQ(client.run(order_request("client-run-quiet-key-01", R"({"amount":5,"cart":"c_42"})"), order_handler(runs, "ord_4")).body,
+            problem(422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, unnamed));
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys WHERE payload_members IS NULL"), 1);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 2);
 }
 
 TEST(ClientRun, KeyReusedOnAnotherRouteOrByAnotherCallerGives422AndRunsNothing) {

@@ -33,6 +33,10 @@ struct Request {
   // reuses a key across routes then executes twice, unseen); opt in per route, knowingly.
   enum class KeyScope { tenant, route };
   KeyScope key_scope = KeyScope::tenant;
+  // A reused key with another body answers 422 naming the JSON pointers that differ
+  // ("differs": ["/amount_cents"]), from salted digests of the first body's members kept with
+  // the record, never the values. false: none are kept for this request's key, nor named.
+  bool name_differing_fields = true;
   std::string resource() const { return method + " " + route; }
 };
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# What naming the differing fields costs a new key (issue 25 part 2): bench/pgbench/new_key.sql
+# with idem.payload_members on (the default: a new key's member digests computed and kept) beside
+# the same script with it off, alternating in one run on the throwaway cluster; the WAL bytes per
+# new key of each (2,000 transactions, one client); and the bytes the digests add to a record of
+# the bench's payload (bench_payload: 6 members, 4 more at the second level, 8 at the third).
+# usage: [ROUNDS=5] [SECONDS_EACH=8] [CLIENTS="8 1"] bench/payload_members.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-5} SECONDS_EACH=${SECONDS_EACH:-8} CLIENTS=${CLIENTS:-8 1}
+PGB=bench/pgbench
+bash -c 'source scripts/lib.sh && build_and_install_extension' >/dev/null
+stop_here=0
+scripts/pg.sh status >/dev/null 2>&1 || { stop_here=1; scripts/pg.sh start >/dev/null; }
+trap '[ "$stop_here" = 0 ] || scripts/pg.sh stop >/dev/null' EXIT
+url=$(scripts/pg.sh url)
+db="${url%/*}/idem_bench_members"
+psql "$url" -qAtX -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS idem_bench_members" -c "CREATE DATABASE idem_bench_members" >/dev/null
+psql "$db" -qAtX -v ON_ERROR_STOP=1 -c "CREATE EXTENSION pg_idempotency" -f "$PGB/setup.sql" >/dev/null
+pgbench=build/pg-install/usr/lib/postgresql/15/bin/pgbench
+tps() {  # tps CLIENTS on|off
+  local out
+  out=$(PGOPTIONS="-c idem.payload_members=$2" "$pgbench" -n -M prepared -c "$1" -j "$(( $1 < 2 ? 1 : 2 ))" -T "$SECONDS_EACH" \
+    -f "$PGB/new_key.sql" "$db" 2>&1)
+  grep -q "number of failed transactions: 0" <<<"$out" && ! grep -q "aborted" <<<"$out" || { echo "pgbench reported failures" >&2; echo "$out" >&2; exit 1; }
+  sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out" | head -1
+}
+echo "run $(date -u +%Y%m%d-%H%M%S) at $(git rev-parse --short HEAD): new_key.sql, $SECONDS_EACH s each, $ROUNDS rounds, members on beside off"
+for c in $CLIENTS; do
+  printf 'clients\tround\ttps_off\ttps_on\ton/off\n'
+  ratios=()
+  for r in $(seq 1 "$ROUNDS"); do
+    off=$(tps "$c" off); on=$(tps "$c" on)
+    ratio=$(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.3f", a / b }')
+    ratios+=("$ratio")
+    printf '%s\t%s\t%.0f\t%.0f\t%s\n' "$c" "$r" "$off" "$on" "$ratio"
+  done
+  printf '%s\n' "${ratios[@]}" | sort -n | awk -v c="$c" '{ a[NR] = $1 } END { printf "clients %s: median on/off %.3f (min %.3f, max %.3f)\n", c, a[int((NR + 1) / 2)], a[1], a[NR] }'
+done
+wal() {  # wal on|off: WAL bytes per new key over 2,000 of them
+  local before after
+  before=$(psql "$db" -qAtX -c "SELECT pg_current_wal_insert_lsn()")
+  PGOPTIONS="-c idem.payload_members=$1" "$pgbench" -n -M prepared -c 1 -t 2000 -f "$PGB/new_key.sql" "$db" >/dev/null 2>&1
+  after=$(psql "$db" -qAtX -c "SELECT pg_current_wal_insert_lsn()")
+  psql "$db" -qAtX -c "SELECT round(pg_wal_lsn_diff('$after', '$before') / 2000.0)"
+}
+psql "$db" -qAtX -c "CHECKPOINT" >/dev/null
+w_off=$(wal off); w_on=$(wal on); w_off2=$(wal off); w_on2=$(wal on)
+echo "WAL bytes per new key: off $w_off, $w_off2; on $w_on, $w_on2"
+psql "$db" -qAtX -c "SELECT 'bytes per record: payload_members ' || round(avg(length(payload_members))) || ' of a row of ' || round(avg(pg_column_size(k.*))) || ' (records with digests: ' || count(payload_members) || ' of ' || count(*) || ')' FROM idem.keys k"
