@@ -4,10 +4,10 @@
 # the same script with it off, alternating in one run on the throwaway cluster; the WAL bytes per
 # new key of each (2,000 transactions, one client); and the bytes the digests add to a record of
 # the bench's payload (bench_payload: 6 members, 4 more at the second level, 8 at the third).
-# usage: [ROUNDS=5] [SECONDS_EACH=8] [CLIENTS="8 1"] bench/payload_members.sh
+# usage: [ROUNDS=5] [SECONDS_EACH=8] [CLIENTS="8 1"] bench/payload_members.sh   (CLIENTS= : the WAL and bytes only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=${ROUNDS:-5} SECONDS_EACH=${SECONDS_EACH:-8} CLIENTS=${CLIENTS:-8 1}
+ROUNDS=${ROUNDS:-5} SECONDS_EACH=${SECONDS_EACH:-8} CLIENTS=${CLIENTS-8 1}
 PGB=bench/pgbench
 bash -c 'source scripts/lib.sh && build_and_install_extension' >/dev/null
 stop_here=0
@@ -44,7 +44,9 @@ wal() {  # wal on|off: WAL bytes per new key over 2,000 of them
   after=$(psql "$db" -qAtX -c "SELECT pg_current_wal_insert_lsn()")
   psql "$db" -qAtX -c "SELECT round(pg_wal_lsn_diff('$after', '$before') / 2000.0)"
 }
-psql "$db" -qAtX -c "CHECKPOINT" >/dev/null
-w_off=$(wal off); w_on=$(wal on); w_off2=$(wal off); w_on2=$(wal on)
-echo "WAL bytes per new key: off $w_off, $w_off2; on $w_on, $w_on2"
+# A warm-up first (its full-page images are the checkpoint's, not the digests'), then turns.
+wal on >/dev/null
+w_off=() w_on=()
+for r in 1 2 3; do w_off+=("$(wal off)"); w_on+=("$(wal on)"); done
+echo "WAL bytes per new key (3 turns each, after a warm-up): off ${w_off[*]}; on ${w_on[*]}"
 psql "$db" -qAtX -c "SELECT 'bytes per record: payload_members ' || round(avg(length(payload_members))) || ' of a row of ' || round(avg(pg_column_size(k.*))) || ' (records with digests: ' || count(payload_members) || ' of ' || count(*) || ')' FROM idem.keys k"
