@@ -49,4 +49,20 @@ wal on >/dev/null
 w_off=() w_on=()
 for r in 1 2 3; do w_off+=("$(wal off)"); w_on+=("$(wal on)"); done
 echo "WAL bytes per new key (3 turns each, after a warm-up): off ${w_off[*]}; on ${w_on[*]}"
+# Server time per acquire, no commit or client in it: 2,000 new keys in one statement, then the
+# same 2,000 again (replays), each side in turns.
+usecs() {  # usecs on|off RUN: "new_key_us replay_us"
+  PGOPTIONS="-c idem.payload_members=$1" psql "$db" -qAtX -v run="$2" <<'SQL'
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT count(*) FROM generate_series(1, 2000) g,
+       LATERAL idem.acquire('acme', 'payload-members-us-' || :'run' || '-' || g, bench_payload('cus_1', 1999, g::text)) a \g /dev/null
+SELECT extract(epoch FROM clock_timestamp()) AS t1 \gset
+SELECT count(*) FROM generate_series(1, 2000) g,
+       LATERAL idem.acquire('acme', 'payload-members-us-' || :'run' || '-' || g, bench_payload('cus_1', 1999, g::text)) a \g /dev/null
+SELECT round((:t1 - :t0) * 1e6 / 2000, 1) || '/' || round((extract(epoch FROM clock_timestamp()) - :t1) * 1e6 / 2000, 1);
+SQL
+}
+us_off=() us_on=()
+for r in 1 2 3; do us_off+=("$(usecs off "off$r")"); us_on+=("$(usecs on "on$r")"); done
+echo "us per acquire, new key and replay (3 turns each): off ${us_off[*]}; on ${us_on[*]}"
 psql "$db" -qAtX -c "SELECT 'bytes per record: payload_members ' || round(avg(length(payload_members))) || ' of a row of ' || round(avg(pg_column_size(k.*))) || ' (records with digests: ' || count(payload_members) || ' of ' || count(*) || ')' FROM idem.keys k"
