@@ -69,6 +69,48 @@ SELECT kind, count(*) FROM rec_report GROUP BY kind ORDER BY kind;
 SELECT count(*) AS orphans_with_our_key FROM idem.reconcile('rec_export', now() - interval '1 hour') r
   JOIN rec_export e ON e.id = r.object_id AND e.idempotency_key = r.processor_key WHERE r.kind = 'orphan_charge' AND r.tenant_id = 't-rec';
 
+-- What must not be reported. A later mutation naming a charge (a capture, a refused refund) does
+-- not own it: no amount_mismatch, no duplicate. A charge awaiting the buyer's authentication and
+-- one failed (in capitals) moved no money: no duplicate for cs_amount. A record an operator
+-- resolved with the holder's checkpoint naming its charge accounts for that charge.
+CREATE TEMP TABLE rec_before AS SELECT kind, object_id FROM rec_report;
+SELECT rec_call('rec-key-capture-01', '/v1/payments/p_clean/capture', '{"charge_id":"ch_clean","amount_cents":0,"currency":"usd"}');
+SELECT rec_call('rec-key-refused-01', '/v1/payments/p_clean/refunds', '{"charge_id":"ch_clean","error":"amount_too_large"}');
+INSERT INTO rec_export VALUES ('ch_3ds', 'charge', 'k-3ds', 1000, 'usd', 'requires_action', now(), NULL),
+                              ('ch_caps', 'charge', 'k-caps', 1000, 'usd', 'FAILED', now(), NULL);
+SELECT rec_call('rec-key-3ds-00001', '/checkout/cs_amount/complete', '{"charge_id":"ch_3ds","error":"authentication_required"}');
+SELECT rec_call('rec-key-caps-0001', '/checkout/cs_amount/complete', '{"charge_id":"ch_caps","error":"card_declined"}');
+DO $$
+DECLARE a record;
+BEGIN
+  SELECT * INTO a FROM idem.acquire('t-rec', 'rec-key-resolved-1', '{"amount_cents":1999}'::jsonb, caller => 'web',
+                                    resource => '/checkout/cs_resolved/complete');
+  INSERT INTO rec_export VALUES ('ch_resolved', 'charge', idem.handler_key(a.handle, a.attempt), 1999, 'usd', 'succeeded', now(), NULL);
+  PERFORM idem.checkpoint(a.handle, a.attempt, 'charged', '{"charge_id":"ch_resolved"}');
+  PERFORM idem.release(a.handle, a.attempt, 'crashed after charging', true);
+  PERFORM idem.resolve_stuck(a.handle, a.attempt, 'the order stands: charged as ch_resolved', 201);
+END $$;
+SELECT kind, object_id FROM rec_report EXCEPT SELECT * FROM rec_before;
+SELECT kind, object_id FROM rec_before EXCEPT SELECT kind, object_id FROM rec_report;
+-- An export listed twice (a page fetched again) reports what it reports once.
+CREATE VIEW rec_export_twice AS SELECT * FROM rec_export UNION ALL SELECT * FROM rec_export;
+SELECT (SELECT count(*) FROM idem.reconcile('rec_export_twice', now() - interval '1 hour'))
+     - (SELECT count(*) FROM idem.reconcile('rec_export', now() - interval '1 hour')) AS extra_rows_when_listed_twice;
+DROP VIEW rec_export_twice;
+-- A refund above a recorded charge the export lacks is still found, against what we recorded.
+SELECT rec_call('rec-key-gone-0001', '/checkout/cs_gone/complete', '{"charge_id":"ch_gone","amount_cents":1999,"currency":"usd"}');
+INSERT INTO rec_export VALUES ('re_gone', 'refund', 'dashboard-key-3', 2500, 'usd', 'succeeded', now(), 'ch_gone');
+SELECT kind, resource, client_key, object_id, recorded, processor, detail FROM rec_report
+ WHERE object_id IN ('ch_gone', 're_gone') ORDER BY kind;
+-- Rows that cannot be reconciled are reported, never dropped unseen.
+ALTER TABLE rec_export ALTER COLUMN status DROP NOT NULL, ALTER COLUMN object DROP NOT NULL;
+INSERT INTO rec_export VALUES ('ch_nostatus', 'charge', 'k-x', 100, 'usd', NULL, now(), NULL),
+                              ('ch_odd', 'charge', 'k-y', 100, 'usd', 'disputed', now(), NULL),
+                              ('py_odd', 'payout', 'k-z', 100, 'usd', 'succeeded', now(), NULL),
+                              ('re_nocharge', 'refund', 'k-w', 100, 'usd', 'succeeded', now(), NULL);
+SELECT kind, object_id, detail FROM rec_report WHERE kind = 'unreadable_export_row' ORDER BY object_id;
+DELETE FROM rec_export WHERE id IN ('ch_nostatus', 'ch_odd', 'py_odd', 're_nocharge', 're_gone');
+
 -- The window: nothing in the export or the trail after tomorrow.
 SELECT count(*) AS since_tomorrow FROM idem.reconcile('rec_export', now() + interval '1 day') WHERE tenant_id = 't-rec' OR tenant_id IS NULL;
 
@@ -92,6 +134,13 @@ SELECT * FROM idem.reconcile(NULL);
 SELECT * FROM idem.reconcile('rec_export', NULL);
 CREATE TABLE rec_bad_export (id text, object text, amount_cents text, created timestamp);
 SELECT * FROM idem.reconcile('rec_bad_export');
+-- Whole cents only: a numeric amount (19.99) would be rounded, a huge one would overflow.
+CREATE TABLE rec_numeric_export (LIKE rec_export);
+ALTER TABLE rec_numeric_export ALTER COLUMN amount_cents TYPE numeric;
+SELECT * FROM idem.reconcile('rec_numeric_export');
+DROP TABLE rec_numeric_export;
+-- An index has the export's columns, but no rows to read.
+SELECT * FROM idem.reconcile('rec_export_pkey');
 SELECT * FROM idem.reconcile('no_such_export');
 DROP TABLE rec_bad_export;
 DROP VIEW rec_report;

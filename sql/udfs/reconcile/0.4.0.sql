@@ -16,6 +16,11 @@ BEGIN
   IF since IS NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID', 'since must be a time (the start of the window to reconcile)');
   END IF;
+  -- A relation rows can be read from: an index or a composite type has columns too.
+  IF (SELECT c.relkind FROM pg_class c WHERE c.oid = export) NOT IN ('r', 'p', 'v', 'm', 'f') THEN
+    PERFORM idem._raise('ERR_ARGUMENT_INVALID', format('export %s is not a table or a view', export),
+      'Load the export into a table (docs/runbook.md has the CREATE TABLE).');
+  END IF;
   SELECT string_agg(format('%s (%s)', need.col, need.kind), ', ' ORDER BY need.ord) INTO missing
     FROM (VALUES (1, 'id', 'text'), (2, 'object', 'text'), (3, 'idempotency_key', 'text'),
                  (4, 'amount_cents', 'integer'), (5, 'currency', 'text'), (6, 'status', 'text'),
@@ -25,7 +30,7 @@ BEGIN
       WHERE a.attrelid = export AND a.attname = need.col AND a.attnum > 0 AND NOT a.attisdropped
         AND CASE need.kind
               WHEN 'text' THEN a.atttypid IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)
-              WHEN 'integer' THEN a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'numeric'::regtype)
+              WHEN 'integer' THEN a.atttypid IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype)
               ELSE a.atttypid = 'timestamptz'::regtype END);
   IF missing IS NOT NULL THEN
     PERFORM idem._raise('ERR_ARGUMENT_INVALID',
@@ -38,24 +43,42 @@ BEGIN
   -- export; only what falls in the window is reported. The processor stamps whole seconds, so
   -- the export's window starts at the second since falls in.
   RETURN QUERY EXECUTE format($query$
-  WITH e AS (
+  WITH raw AS (
     SELECT x.id::text AS id, x.object::text AS object, x.idempotency_key::text AS key, x.amount_cents::bigint AS amount,
            x.currency::text AS currency, x.status::text AS status, x.created AS created, x.charge::text AS charge,
-           x.status::text NOT IN ('failed', 'canceled') AS moved
+           CASE WHEN x.id IS NULL THEN 'no id' WHEN x.object IS NULL THEN 'no object'
+                WHEN x.object::text NOT IN ('charge', 'refund') THEN format('object %%L is neither ''charge'' nor ''refund''', x.object)
+                WHEN x.created IS NULL THEN 'no created time' WHEN x.amount_cents IS NULL THEN 'no amount'
+                WHEN x.status IS NULL THEN 'no status'
+                WHEN lower(x.status::text) NOT IN ('succeeded', 'pending', 'failed', 'canceled', 'requires_action')
+                  THEN format('status %%L is not one reconcile knows', x.status)
+                WHEN x.object::text = 'refund' AND x.charge IS NULL THEN 'a refund with no charge' END AS unreadable
       FROM %s x
+  ), e AS (
+    -- One row per object: an export listed twice (a page fetched again) counts once, as its newest state.
+    -- Money moved: succeeded or pending; failed, canceled and requires_action (a charge awaiting the
+    -- buyer's authentication, a refund awaiting the processor) did not move it.
+    SELECT DISTINCT ON (r.object, r.id) r.id, r.object, r.key, r.amount, r.currency, r.status, r.created, r.charge,
+           lower(r.status) IN ('succeeded', 'pending') AS moved
+      FROM raw r WHERE r.unreadable IS NULL
+     ORDER BY r.object, r.id, r.created DESC, r.status
   ), t AS (
     SELECT m.tenant_id, m.resource, m.client_key, m.scope_digest, m.generation, m.outcome, m.attempted_at, m.mutation_id,
            m.handler_response ->> 'refund_id' AS refund_id, m.handler_response ->> 'charge_id' AS charge_id,
            CASE WHEN (m.handler_response -> 'amount_cents')::text ~ '^-?[0-9]{1,18}$'
                 THEN (m.handler_response ->> 'amount_cents')::bigint END AS amount,
-           m.handler_response ->> 'currency' AS currency
+           m.handler_response ->> 'currency' AS currency, m.handler_response ? 'error' AS refused
       FROM idem.mutations m
   ), rec AS (
+    -- Who recorded each charge or refund: the first mutation that completed with it (or that an
+    -- operator resolved with the holder's checkpoint naming it). A later one naming the same charge
+    -- (a capture, a refused refund) or one that recorded an error (a decline) does not own it.
     SELECT DISTINCT ON (o.object, o.id) o.*
       FROM (SELECT t.*, CASE WHEN t.refund_id IS NOT NULL THEN 'refund' ELSE 'charge' END AS object,
                    coalesce(t.refund_id, t.charge_id) AS id, idem._handler_key(t.scope_digest, t.generation) AS pkey
-              FROM t WHERE t.outcome = 'completed' AND coalesce(t.refund_id, t.charge_id) IS NOT NULL) o
-     ORDER BY o.object, o.id, o.attempted_at DESC, o.mutation_id DESC
+              FROM t WHERE t.outcome IN ('completed', 'resolved_by_operator') AND NOT coalesce(t.refused, false)
+               AND coalesce(t.refund_id, t.charge_id) <> '') o
+     ORDER BY o.object, o.id, o.attempted_at, o.mutation_id
   ), keys AS (
     SELECT DISTINCT ON (t.tenant_id, t.scope_digest, t.generation)
            t.tenant_id, t.resource, t.client_key, idem._handler_key(t.scope_digest, t.generation) AS pkey,
@@ -76,9 +99,14 @@ BEGIN
     -- Processors stamp whole seconds: within one, the trail's order decides which came first.
     WINDOW w AS (PARTITION BY o.tenant, o.res ORDER BY o.created, o.trail_at, o.id)
   ), refunded AS (
-    SELECT e.charge, sum(e.amount)::bigint AS amount, max(e.created) AS last_refund, count(*) AS refunds
+    SELECT e.charge, sum(e.amount) AS amount, max(e.created) AS last_refund, count(*) AS refunds
       FROM e WHERE e.object = 'refund' AND e.moved AND e.charge IS NOT NULL GROUP BY e.charge
   )
+  SELECT 'unreadable_export_row', NULL, NULL, NULL, r.id, r.charge, r.key, NULL::bigint, r.amount, r.currency, r.created,
+         format('the export''s row cannot be reconciled: %%s', r.unreadable)
+    FROM raw r
+   WHERE r.unreadable IS NOT NULL AND (r.created IS NULL OR r.created >= date_trunc('second', $1))
+  UNION ALL
   SELECT 'orphan_' || o.object, o.tenant, o.res, o.ckey, o.id, CASE WHEN o.object = 'charge' THEN o.id ELSE o.charge END,
          o.key, NULL::bigint, o.amount, o.currency, o.created,
          CASE WHEN o.ours THEN format('%%s %%s at the processor; no completed mutation recorded it (its key''s last outcome: %%s)',
@@ -106,13 +134,15 @@ BEGIN
     FROM charged c
    WHERE c.n > 1 AND c.created >= date_trunc('second', $1)
   UNION ALL
-  SELECT 'refund_exceeds_charge', c.tenant, c.res, c.ckey, f.charge, f.charge, c.key, c.rec_amount, c.amount, c.currency,
+  SELECT 'refund_exceeds_charge', coalesce(c.tenant, r.tenant_id), coalesce(c.res, r.resource), coalesce(c.ckey, r.client_key),
+         f.charge, f.charge, coalesce(c.key, r.pkey), coalesce(c.rec_amount, r.amount), c.amount, coalesce(c.currency, r.currency),
          f.last_refund,
          format('%%s refund(s) add up to %%s; the charge was %%s at the processor%%s', f.refunds, f.amount,
                 coalesce(c.amount::text, '(not in the export)'),
-                CASE WHEN c.rec_amount IS NOT NULL THEN format(', %%s recorded', c.rec_amount) ELSE '' END)
+                CASE WHEN coalesce(c.rec_amount, r.amount) IS NOT NULL THEN format(', %%s recorded', coalesce(c.rec_amount, r.amount)) ELSE '' END)
     FROM refunded f LEFT JOIN owner c ON c.object = 'charge' AND c.id = f.charge
-   WHERE f.last_refund >= date_trunc('second', $1) AND f.amount > least(c.amount, c.rec_amount)
+                    LEFT JOIN rec r ON r.object = 'charge' AND r.id = f.charge
+   WHERE f.last_refund >= date_trunc('second', $1) AND f.amount > least(c.amount, coalesce(c.rec_amount, r.amount))
    ORDER BY 11, 1, 5
   $query$, export) USING since;
 END $function$

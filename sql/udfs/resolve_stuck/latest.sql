@@ -67,7 +67,9 @@ BEGIN
                                      recovery_data, response_status, reason, performed_by, performed_at)
   VALUES (r.tenant_id, r.scope_digest, 'resolve_stuck', r.attempt, r.generation, r.recovery_point,
           r.recovery_data, resolve_stuck.status, reason, session_user, v_now);
-  PERFORM idem._audit_holder(r, 'resolved_by_operator', false, r.order_id, NULL, NULL,
+  -- The holder's last checkpoint (a charge id, say) is what the trail knows it did: reconcile
+  -- accounts the charge to this record.
+  PERFORM idem._audit_holder(r, 'resolved_by_operator', false, r.order_id, r.recovery_data, NULL,
                              'resolved by ' || session_user || ': ' || reason, v_now);
 END $function$
 ;
