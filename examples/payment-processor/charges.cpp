@@ -1,6 +1,8 @@
 // Charges; see charges.hpp.
 #include "charges.hpp"
 
+#include <variant>
+
 #include "ids.hpp"
 #include "statements.hpp"
 
@@ -75,45 +77,15 @@ ApiResponse find_charge(pqxx::work& tx, const std::string& id, const std::string
   return json_response(200, charge_json(found[0], base_url));
 }
 
-namespace {
-
-// A decimal integer in [lo, hi], all of text, or nullopt.
-std::optional<int64_t> integer_in(const std::string& text, int64_t lo, int64_t hi) {
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const int64_t value = std::stoll(text);
-  if (value < lo || value > hi) return std::nullopt;
-  return value;
-}
-
-}  // namespace
-
-ApiResponse list_charges(pqxx::work& tx, const ChargeListQuery& query, const std::string& base_url) {
-  std::optional<int64_t> limit, created_gte;
-  if (query.limit) {
-    limit = integer_in(*query.limit, 1, 100);
-    if (!limit) return api_error(400, "invalid_request_error", "parameter_invalid_integer", "limit must be an integer from 1 to 100.", "limit");
-  }
-  if (query.created_gte) {
-    created_gte = integer_in(*query.created_gte, 0, 253402300799);  // up to 9999-12-31
-    if (!created_gte) {
-      return api_error(400, "invalid_request_error", "parameter_invalid_integer", "created_gte must be a unix time in seconds.",
-                       "created_gte");
-    }
-  }
-  if (query.starting_after && tx.exec_prepared(stmt::kChargeFind, *query.starting_after).empty()) {
-    return api_error(400, "invalid_request_error", "resource_missing", "No such charge: '" + *query.starting_after + "'",
-                     "starting_after");
-  }
-  // One more than the page: whether there is a next one.
-  const pqxx::result rows = tx.exec_prepared(stmt::kChargeList, query.idempotency_key, created_gte, query.starting_after,
-                                             limit ? std::optional<int64_t>(*limit + 1) : std::nullopt);
-  const bool has_more = limit && rows.size() > static_cast<std::size_t>(*limit);
-  Json data = Json::array();
-  for (const auto& row : rows) {
-    if (limit && data.size() == static_cast<std::size_t>(*limit)) break;
-    data.push_back(charge_json(row, base_url));
-  }
-  return json_response(200, Json{{"object", "list"}, {"url", "/v1/charges"}, {"has_more", has_more}, {"data", data}});
+ApiResponse list_charges(pqxx::work& tx, const ListQuery& query, const std::string& base_url) {
+  const auto parsed = parse_list_page(query);
+  if (const auto* refused = std::get_if<ApiResponse>(&parsed)) return *refused;
+  const ListPage& page = std::get<ListPage>(parsed);
+  if (query.starting_after && tx.exec_prepared(stmt::kChargeFind, *query.starting_after).empty())
+    return no_such_starting_after("charge", *query.starting_after);
+  const pqxx::result rows =
+      tx.exec_prepared(stmt::kChargeList, query.idempotency_key, page.created_gte, query.starting_after, page.rows_to_fetch());
+  return list_response("/v1/charges", rows, page, [&](const pqxx::row& row) { return charge_json(row, base_url); });
 }
 
 ApiResponse authorize_charge(pqxx::work& tx, const std::string& id, const std::string& base_url) {

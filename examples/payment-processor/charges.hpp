@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api_response.hpp"
+#include "list_page.hpp"
 #include "requests.hpp"
 
 namespace processor {
@@ -20,16 +21,9 @@ ApiResponse create_charge(pqxx::work& tx, const ChargeRequest& request, const st
 
 ApiResponse find_charge(pqxx::work& tx, const std::string& id, const std::string& base_url);
 
-// GET /v1/charges, as Stripe's list API: {"object":"list","data":[…oldest first],"has_more"}.
-struct ChargeListQuery {
-  std::optional<std::string> idempotency_key;  // only the charges created under it
-  std::optional<std::string> created_gte;      // unix seconds: only those created since
-  std::optional<std::string> starting_after;   // a charge id: the page after it
-  std::optional<std::string> limit;            // 1..100 per page; without it, every match
-};
-// 400 invalid_request_error naming the parameter for a limit or created_gte that is not a number
-// in range, or a starting_after that names no charge.
-ApiResponse list_charges(pqxx::work& tx, const ChargeListQuery& query, const std::string& base_url);
+// GET /v1/charges, paged as list_page.hpp says; 400 naming the parameter for a limit or
+// created_gte that is not a number in range, or a starting_after that names no charge.
+ApiResponse list_charges(pqxx::work& tx, const ListQuery& query, const std::string& base_url);
 
 // What the buyer's redirect does: requires_action becomes succeeded; repeating it changes nothing.
 ApiResponse authorize_charge(pqxx::work& tx, const std::string& id, const std::string& base_url);

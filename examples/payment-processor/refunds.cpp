@@ -1,6 +1,8 @@
 // Refunds; see refunds.hpp.
 #include "refunds.hpp"
 
+#include <variant>
+
 #include "ids.hpp"
 #include "statements.hpp"
 
@@ -61,12 +63,15 @@ ApiResponse find_refund(pqxx::work& tx, const std::string& id) {
   return json_response(200, refund_json(found[0]));
 }
 
-ApiResponse list_refunds(pqxx::work& tx, const std::optional<std::string>& idempotency_key,
-                         const std::optional<std::string>& charge) {
-  Json data = Json::array();
-  for (const auto& row : tx.exec_prepared(stmt::kRefundList, nullable(idempotency_key), nullable(charge)))
-    data.push_back(refund_json(row));
-  return json_response(200, Json{{"object", "list"}, {"url", "/v1/refunds"}, {"has_more", false}, {"data", data}});
+ApiResponse list_refunds(pqxx::work& tx, const ListQuery& query, const std::optional<std::string>& charge) {
+  const auto parsed = parse_list_page(query);
+  if (const auto* refused = std::get_if<ApiResponse>(&parsed)) return *refused;
+  const ListPage& page = std::get<ListPage>(parsed);
+  if (query.starting_after && tx.exec_prepared(stmt::kRefundFind, *query.starting_after).empty())
+    return no_such_starting_after("refund", *query.starting_after);
+  const pqxx::result rows = tx.exec_prepared(stmt::kRefundList, nullable(query.idempotency_key), nullable(charge),
+                                             page.created_gte, nullable(query.starting_after), page.rows_to_fetch());
+  return list_response("/v1/refunds", rows, page, refund_json);
 }
 
 }  // namespace processor

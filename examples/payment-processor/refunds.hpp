@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api_response.hpp"
+#include "list_page.hpp"
 #include "requests.hpp"
 
 namespace processor {
@@ -18,8 +19,7 @@ ApiResponse create_refund(pqxx::work& tx, const RefundRequest& request, const st
 
 ApiResponse find_refund(pqxx::work& tx, const std::string& id);
 
-// {"object":"list","data":[…oldest first]}, filtered by idempotency_key and/or charge when given.
-ApiResponse list_refunds(pqxx::work& tx, const std::optional<std::string>& idempotency_key,
-                         const std::optional<std::string>& charge);
+// GET /v1/refunds, paged as list_page.hpp says, and only the charge's refunds when charge is given.
+ApiResponse list_refunds(pqxx::work& tx, const ListQuery& query, const std::optional<std::string>& charge);
 
 }  // namespace processor

@@ -16,6 +16,11 @@ namespace {
 using Plan = std::variant<Execution, ApiResponse>;
 using Planner = std::function<Plan(const nlohmann::json& body, const std::string& key)>;
 
+ListQuery list_query(const httplib::Request& req) {
+  return {query_param(req, "idempotency_key"), query_param(req, "created_gte"), query_param(req, "starting_after"),
+          query_param(req, "limit")};
+}
+
 ApiResponse processor_unavailable() {
   return api_error(503, "api_error", "processor_unavailable",
                    "The processor is temporarily unavailable; retry with the same Idempotency-Key");
@@ -87,9 +92,7 @@ void add_payment_routes(httplib::Server& server, Context& context) {
               }));
 
   server.Get("/v1/charges", transactional(context, [&context](const httplib::Request& req, pqxx::work& tx) {
-               const ChargeListQuery query{query_param(req, "idempotency_key"), query_param(req, "created_gte"),
-                                           query_param(req, "starting_after"), query_param(req, "limit")};
-               return list_charges(tx, query, context.base_url);
+               return list_charges(tx, list_query(req), context.base_url);
              }));
   server.Get(R"(/v1/charges/([^/]+))", transactional(context, [&context](const httplib::Request& req, pqxx::work& tx) {
                return find_charge(tx, req.matches[1], context.base_url);
@@ -99,7 +102,7 @@ void add_payment_routes(httplib::Server& server, Context& context) {
                 return authorize_charge(tx, req.matches[1], context.base_url);
               }));
   server.Get("/v1/refunds", transactional(context, [](const httplib::Request& req, pqxx::work& tx) {
-               return list_refunds(tx, query_param(req, "idempotency_key"), query_param(req, "charge"));
+               return list_refunds(tx, list_query(req), query_param(req, "charge"));
              }));
   server.Get(R"(/v1/refunds/([^/]+))", transactional(context, [](const httplib::Request& req, pqxx::work& tx) {
                return find_refund(tx, req.matches[1]);

@@ -52,7 +52,10 @@ const std::vector<std::pair<const char*, std::string>> kStatements = {
     {stmt::kRefundFind, "SELECT " + kRefundColumns + " FROM processor.refunds WHERE id = $1"},
     {stmt::kRefundList,
      "SELECT " + kRefundColumns + " FROM processor.refunds"
-     " WHERE ($1::text IS NULL OR idempotency_key = $1) AND ($2::text IS NULL OR charge_id = $2) ORDER BY seq"},
+     " WHERE ($1::text IS NULL OR idempotency_key = $1) AND ($2::text IS NULL OR charge_id = $2)"
+     " AND ($3::bigint IS NULL OR floor(extract(epoch FROM created_at))::bigint >= $3)"
+     " AND ($4::text IS NULL OR seq > (SELECT s.seq FROM processor.refunds s WHERE s.id = $4))"
+     " ORDER BY seq LIMIT $5::bigint"},
     {stmt::kReset, "TRUNCATE processor.refunds, processor.charges, processor.idempotency_keys"},
 };
 

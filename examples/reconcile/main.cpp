@@ -6,6 +6,7 @@
 // 3 the export could not be fetched or loaded. The role connecting needs idem_auditor (or
 // idem_operator) and the right to create or write the table; a bound auditor sees its tenants only.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -14,6 +15,8 @@
 #include "processor_export.hpp"
 
 namespace {
+
+constexpr std::int64_t kLookbackSeconds = 24 * 3600;
 
 struct Args {
   std::string processor, db, since, table = "processor_export";
@@ -68,27 +71,34 @@ int main(int argc, char** argv) {
   if (a.processor.empty()) return usage("--processor is required (the processor's base URL)");
   if (a.db.empty()) return usage("--db is required (a connection URI)");
 
-  std::string since;
+  std::string since;  // as the server shows it
+  std::int64_t since_us = 0;  // exactly: microseconds since the epoch, whatever the session's TimeZone and DateStyle
   try {
     pqxx::connection db(a.db);
     {
       pqxx::nontransaction tx(db);
       try {
-        since = a.since.empty()
-                    ? tx.exec_params1("SELECT (now() - make_interval(hours => $1::int))::text", a.hours)[0].c_str()
-                    : tx.exec_params1("SELECT $1::timestamptz::text", a.since)[0].c_str();
+        const pqxx::row r = tx.exec_params1(
+            "SELECT t::text, (extract(epoch FROM t) * 1000000)::bigint FROM (SELECT " +
+                std::string(a.since.empty() ? "now() - make_interval(hours => $1::int)" : "$1::timestamptz") + " AS t) s",
+            a.since.empty() ? a.hours : a.since);
+        since = r[0].c_str();
+        since_us = r[1].as<std::int64_t>();
       } catch (const pqxx::sql_error& e) {
         return usage((a.since.empty() ? "--hours " + a.hours : "--since " + a.since) + ": " + e.what());
       }
     }
-    const std::int64_t created_gte = std::stoll(
-        pqxx::nontransaction(db).exec_params1("SELECT floor(extract(epoch FROM $1::timestamptz))::bigint", since)[0].c_str());
+    // The export starts a day before the window: a charge made just before `since` by an attempt
+    // that completed inside it is recorded in the window, and must be found, not reported missing.
+    const std::int64_t created_gte = std::max<std::int64_t>(0, since_us / 1000000 - kLookbackSeconds);
     const reconcile::ExportCounts n = reconcile::load_export(db, a.processor, a.table, created_gte);
-    std::printf("processor-reconcile: loaded %zu charges and %zu refunds created since %s from %s into %s\n", n.charges,
-                n.refunds, since.c_str(), a.processor.c_str(), a.table.c_str());
+    std::printf("processor-reconcile: loaded %zu charges and %zu refunds (%zu pages) created since %s less a day from %s into %s\n",
+                n.charges, n.refunds, n.pages, since.c_str(), a.processor.c_str(), a.table.c_str());
 
     pqxx::nontransaction tx(db);
-    const pqxx::result rows = tx.exec_params("SELECT * FROM idem.reconcile($1::regclass, $2::timestamptz)", a.table, since);
+    const pqxx::result rows =
+        tx.exec_params("SELECT * FROM idem.reconcile($1::regclass, timestamptz 'epoch' + $2::bigint * interval '1 microsecond')",
+                       a.table, since_us);
     if (rows.empty()) {
       std::printf("processor-reconcile: none: every charge and refund is accounted for, and every recorded one is at the processor\n");
       return 0;

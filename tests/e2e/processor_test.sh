@@ -233,6 +233,20 @@ for bad in "limit=0" "limit=101" "limit=x" "created_gte=-1" "created_gte=1e9"; d
 done
 call GET "/v1/charges?starting_after=ch_000000000000000000000000" "" ""
 check "starting_after an unknown charge answers 400 resource_missing" eval 'status_is 400 && has "\"code\":\"resource_missing\""'
+# Refunds page the same way: two partial refunds of one of those charges, one page at a time.
+PAGED=$(cut -d" " -f1 <<<"$ALL")
+for n in 1 2; do call POST /v1/refunds "$(key page-refund-$n)" "{\"charge\":\"$PAGED\",\"amount_cents\":100}"; done
+call GET "/v1/refunds?created_gte=$SINCE&limit=1" "" ""
+check "refunds, limit=1: the older one, has_more true" \
+  eval '[ "$(jq ".data | length" <<<"$BODY") $(jq -r ".data[0].charge" <<<"$BODY") $(jq .has_more <<<"$BODY")" = "1 $PAGED true" ]'
+FIRST_REFUND=$(jq -r '.data[0].id' <<<"$BODY")
+call GET "/v1/refunds?created_gte=$SINCE&limit=1&starting_after=$FIRST_REFUND" "" ""
+check "refunds, starting_after the first: the second, has_more false" \
+  eval '[ "$(jq ".data | length" <<<"$BODY") $(jq .has_more <<<"$BODY")" = "1 false" ] && [ "$(jq -r ".data[0].id" <<<"$BODY")" != "$FIRST_REFUND" ]'
+call GET "/v1/refunds?limit=101" "" ""
+check "GET /v1/refunds?limit=101 answers 400 naming limit" eval "status_is 400 && has '\"param\":\"limit\"'"
+call GET "/v1/refunds?starting_after=re_000000000000000000000000" "" ""
+check "starting_after an unknown refund answers 400 resource_missing" eval 'status_is 400 && has "\"code\":\"resource_missing\""'
 
 # HTTP edges: JSON 404 for unknown routes, 413 over 1 MiB.
 call GET /v1/nothing "" ""

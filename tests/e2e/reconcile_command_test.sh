@@ -23,10 +23,18 @@ check "the summary counts the 9 planted rows" grep -qx \
   'processor-reconcile: 9 discrepancies: 1 amount_mismatch, 2 duplicate_charge, 1 missing_charge, 1 missing_refund, 2 orphan_charge, 1 orphan_refund, 1 refund_exceeds_charge (docs/runbook.md says what to do with each)' "$OUT"
 check "one report line per row, under a header" [ "$(grep -cE '^(orphan_|missing_|duplicate_|amount_|refund_)' "$OUT")" = 9 ]
 check "the export was loaded into the named table" [ "$(psql "$DB" -XAtc "SELECT count(*) > 0 FROM reconcile_e2e WHERE object = 'refund'")" = t ]
-# Loaded again: each charge and refund still one row (replaced, not appended).
+# Loaded again, in a session whose TimeZone and DateStyle differ: each charge and refund still one
+# row (replaced, not appended), a row the processor no longer lists in the window is gone, and the
+# report is the same.
 before=$(psql "$DB" -XAtc "SELECT count(*) FROM reconcile_e2e")
-"$BIN" --processor "$PROCESSOR" --db "$DB" --since "$SINCE" --table reconcile_e2e >"$OUT" 2>&1 || true
-check "a second load keeps one row per object" [ "$(psql "$DB" -XAtc "SELECT count(*) || ' ' || count(DISTINCT id) FROM reconcile_e2e")" = "$before $before" ]
+psql "$DB" -XAtqc "INSERT INTO reconcile_e2e (id, object, amount_cents, currency, status, created)
+                   VALUES ('ch_not_listed_any_more', 'charge', 100, 'usd', 'succeeded', now())"
+rc=0
+PGOPTIONS='-c TimeZone=Pacific/Kiritimati -c DateStyle=SQL,DMY' \
+  "$BIN" --processor "$PROCESSOR" --db "$DB" --since "$SINCE" --table reconcile_e2e >"$OUT" 2>&1 || rc=$?
+check "a second load keeps one row per object, the stale one gone" \
+  [ "$(psql "$DB" -XAtc "SELECT count(*) || ' ' || count(DISTINCT id) FROM reconcile_e2e")" = "$before $before" ]
+check "another TimeZone and DateStyle: the same 9 rows" eval '[ "$rc" = 1 ] && grep -q "^processor-reconcile: 9 discrepancies: " "$OUT"'
 rc=0
 "$BIN" --processor "$PROCESSOR" --db "$DB" --since "not a time" >"$OUT" 2>&1 || rc=$?
 check "a bad --since exits 2, naming it" eval '[ "$rc" = 2 ] && grep -q "^processor-reconcile: --since not a time: " "$OUT"'
