@@ -9,10 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5} SECONDS_EACH=${SECONDS_EACH:-8} CLIENTS=${CLIENTS-8 1}
 PGB=bench/pgbench
-bash -c 'source scripts/lib.sh && build_and_install_extension' >/dev/null
-stop_here=0
-scripts/pg.sh status >/dev/null 2>&1 || { stop_here=1; scripts/pg.sh start >/dev/null; }
-trap '[ "$stop_here" = 0 ] || scripts/pg.sh stop >/dev/null' EXIT
+source scripts/lib.sh
+build_and_install_extension >/dev/null
+pg_up >/dev/null  # started here: stopped on exit; already running: left running
 url=$(scripts/pg.sh url)
 db="${url%/*}/idem_bench_members"
 psql "$url" -qAtX -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS idem_bench_members" -c "CREATE DATABASE idem_bench_members" >/dev/null

@@ -185,7 +185,8 @@ Response in_progress(const ClientOptions& options, long retry_after_seconds) {
 
 Response mismatch(const ClientOptions& options, const std::vector<std::string>& differs) {
   std::string named;
-  for (const std::string& d : differs) named += (named.empty() ? "" : ", ") + d;
+  // "" is the root's pointer: the body's shape changed (an object became an array).
+  for (const std::string& d : differs) named += (named.empty() ? "" : ", ") + (d.empty() ? std::string("the body's root") : d);
   Response r = problem_response(options.profile == Profile::reference ? 409 : 422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH",
                                 "Idempotency-Key reused with a different payload",
                                 "this Idempotency-Key was used with a different request" +

@@ -42,18 +42,29 @@ SqlValue interval(const std::optional<std::chrono::milliseconds>& d) {
 }
 
 std::vector<std::string> text_array(const std::string& text) {
+  // PostgreSQL's output of a one-dimensional text[]: an element is quoted when it is empty or holds
+  // a space, a comma, a brace, a quote or a backslash (those two escaped with a backslash), and
+  // NULL unquoted is no element at all.
   std::vector<std::string> words;
   if (text.size() < 2 || text.front() != '{' || text.back() != '}') return words;
-  std::string word;
-  for (std::size_t i = 1; i + 1 < text.size(); ++i) {
-    if (text[i] == ',') {
-      words.push_back(word);
-      word.clear();
+  std::size_t i = 1;
+  const std::size_t end = text.size() - 1;
+  while (i < end) {
+    std::string word;
+    bool quoted = false;
+    if (text[i] == '"') {
+      quoted = true;
+      for (++i; i < end && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < end) ++i;
+        word += text[i];
+      }
+      ++i;  // the closing quote
     } else {
-      word += text[i];
+      for (; i < end && text[i] != ','; ++i) word += text[i];
     }
+    if (quoted || word != "NULL") words.push_back(word);
+    if (i < end && text[i] == ',') ++i;
   }
-  if (!word.empty()) words.push_back(word);
   return words;
 }
 

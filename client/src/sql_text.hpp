@@ -17,8 +17,8 @@ std::string hex_bytea(std::string_view bytes);
 std::string unhex_bytea(const std::string& text);
 // "<n> milliseconds"; NULL for nullopt (the server's default).
 SqlValue interval(const std::optional<std::chrono::milliseconds>& d);
-// The elements of a text[] of plain words in its text form ({caller,resource}); quoted
-// elements are not read (acquire sends none).
+// The elements of a one-dimensional text[] in its text form: {caller,resource}, or quoted
+// ({"","/first name","/a\\"b"}) as JSON pointers may need; NULL elements left out.
 std::vector<std::string> text_array(const std::string& text);
 
 }  // namespace idem::sql_text

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "core/json/canonical_detail.hpp"
 #include "core/json/pointer.hpp"
 
 namespace idem::json {
@@ -186,20 +187,64 @@ class Reader {
 
 struct Decoded {
   int depth = 0;
+  bool root_is_object = false;  // read when depth > 0
   std::vector<std::pair<std::string, std::string>> entries;  // pointer, digest bytes; document order
 };
+
+// Well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF): a name
+// becomes part of a JSON pointer returned as text.
+bool well_formed_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    std::size_t more = 0;
+    std::uint32_t cp = 0, least = 0;
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    } else if ((lead & 0xE0) == 0xC0) {
+      more = 1, cp = lead & 0x1F, least = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      more = 2, cp = lead & 0x0F, least = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      more = 3, cp = lead & 0x07, least = 0x10000;
+    } else {
+      return false;
+    }
+    if (s.size() - i - 1 < more) return false;
+    for (std::size_t k = 1; k <= more; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (c & 0x3F);
+    }
+    if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += more + 1;
+  }
+  return true;
+}
+
+// A pointer as text: PostgreSQL's text holds no NUL (a name may carry one, escaped in JSON).
+std::string pointer_text(std::string pointer) {
+  for (std::size_t at; (at = pointer.find('\0')) != std::string::npos;) pointer.replace(at, 1, "\xEF\xBF\xBD");  // U+FFFD
+  return pointer;
+}
 
 // The children a shape announces, read into out under `pointer`.
 bool read_children(Reader& r, std::size_t shape, const std::string& pointer, int depth, int kept, Decoded& out) {
   const bool is_object = shape & 1;
   const std::size_t n = shape >> 1;
   if (n > kMaxMemberDigests) return false;
+  std::string previous;
   for (std::size_t i = 0; i < n; ++i) {
     std::string name = std::to_string(i), digest;
     std::size_t length = 0;
-    if (is_object && (!r.varint(length) || length > kMaxMemberDigestBytes || !r.bytes(length, name))) return false;
+    if (is_object) {
+      if (!r.varint(length) || length > kMaxMemberDigestBytes || !r.bytes(length, name)) return false;
+      // Names as member_digests writes them: UTF-8, in RFC 8785's order, so none twice.
+      if (!well_formed_utf8(name) || (i > 0 && !detail::utf16_less(previous, name))) return false;
+      previous = name;
+    }
     if (!r.bytes(kDigestBytes, digest)) return false;
-    const std::string child = pointer + "/" + escape_token(name);
+    const std::string child = pointer + "/" + pointer_text(escape_token(name));
     out.entries.emplace_back(child, digest);
     if (out.entries.size() > kMaxMemberDigests) return false;
     if (depth < kept) {
@@ -219,6 +264,7 @@ std::optional<Decoded> decode(std::string_view in) {
   if (out.depth > 0) {
     std::size_t root = 0;
     if (!r.varint(root) || !read_children(r, root, "", 1, out.depth, out)) return std::nullopt;
+    out.root_is_object = root & 1;
   }
   if (!r.done()) return std::nullopt;
   return out;
@@ -263,6 +309,8 @@ std::optional<std::vector<std::string>> differing_members(std::string_view first
   const auto a = decode(first), b = decode(second);
   if (!a || !b) return std::nullopt;
   const int depth = std::min(a->depth, b->depth);
+  // An object became an array, or back: the root itself ("" as a JSON pointer) differs.
+  if (depth > 0 && a->root_is_object != b->root_is_object) return std::vector<std::string>{""};
   std::unordered_map<std::string, std::string> in_b;
   for (const auto& [pointer, digest] : b->entries) {
     if (depth_of(pointer) <= depth) in_b.emplace(pointer, digest);

@@ -35,12 +35,12 @@ std::string member_digests(std::string_view canonical, const hash::Digest& salt)
 
 // The pointers whose values differ between two encodings of one record's salt (added, removed or
 // changed), the deepest only ("/items/2", not also "/items"), in the first one's order then the
-// second's. Compared down to the shallower depth of the two. nullopt when either is not an
-// encoding of this format.
+// second's. Compared down to the shallower depth of the two; {""} (the root's pointer) when one
+// root is an object and the other an array. nullopt when either is not an encoding of this format.
 std::optional<std::vector<std::string>> differing_members(std::string_view first, std::string_view second);
 
-// Whether `bytes` is an encoding member_digests could have made (format, bounds, entries whole):
-// what acquire accepts from a caller.
+// Whether `bytes` is an encoding member_digests could have made (format, bounds, entries whole,
+// names well-formed UTF-8 in RFC 8785's order): what acquire accepts from a caller.
 bool valid_member_digests(std::string_view bytes);
 
 }  // namespace idem::json

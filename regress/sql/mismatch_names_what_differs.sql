@@ -46,7 +46,24 @@ SELECT outcome FROM idem.acquire('t-mn', 'mn-key-00000000005', idem.payload_hash
   payload_members => '\x010100052f61'::bytea);
 SELECT outcome FROM idem.acquire('t-mn', 'mn-key-00000000005', idem.payload_hash('{}'::jsonb),
   payload_members => '\x0101'::bytea || decode(repeat('00012f' || repeat('00', 8), 1000), 'hex'));
+-- Names a caller's digests may not carry: not UTF-8 (acquire returns them as text), or twice.
+SELECT outcome FROM idem.acquire('t-mn', 'mn-key-00000000005', idem.payload_hash('{"x":1}'::jsonb),
+  payload_members => '\x01010301ff00000000'::bytea);
+SELECT outcome FROM idem.acquire('t-mn', 'mn-key-00000000005', idem.payload_hash('{"x":1}'::jsonb),
+  payload_members => '\x01010501780000000001780000000000'::bytea);
 SELECT count(*) AS written FROM idem.keys WHERE client_key = 'mn-key-00000000005';
+-- An object that became an array: the root ("") is named, though "/0" reads the same in both.
+SELECT mn_done('mn-key-00000000006', '{"0":1}');
+SELECT outcome, key_reuse_differs FROM idem.acquire('t-mn', 'mn-key-00000000006', '[1]'::jsonb, caller => 'web', resource => 'POST /checkout');
+-- The digests follow from what the row holds, so only the owner reads them: an auditor reads
+-- every other column of idem.keys.
+CREATE ROLE mn_auditor IN ROLE idem_auditor;
+SET ROLE mn_auditor;
+SELECT payload_members FROM idem.keys LIMIT 1;
+SELECT * FROM idem.keys LIMIT 1;
+SELECT count(client_key) >= 0 AS other_columns_readable FROM idem.keys;
+RESET ROLE;
+DROP ROLE mn_auditor;
 -- A key used again past its TTL keeps the new generation's members.
 SELECT mn_done('mn-key-00000000004', '{"amount_cents":100,"note":"a"}', '100 milliseconds');
 SELECT pg_sleep(0.2);

@@ -137,4 +137,16 @@ SELECT pg_catalog.pg_extension_config_dump('idem.audit_leaves', '');
 -- The digests of a new key's payload members (core/json/member_digests.hpp): a reused key with
 -- another payload is told which JSON pointers differ, never their values. NULL: none kept.
 ALTER TABLE idem.keys ADD COLUMN payload_members bytea;
-COMMENT ON COLUMN idem.keys.payload_members IS 'Salted, truncated digests of the payload''s members down to 3 levels, with their JSON pointers: a mismatch names what differs (docs/client.md); NULL when none were kept.';
+COMMENT ON COLUMN idem.keys.payload_members IS 'Salted, truncated digests of the payload''s members down to 2 levels below the root, with their JSON pointers: a mismatch names what differs (docs/client.md); NULL when none were kept. Readable by the owner only.';
+-- The salt is derived from what the row itself holds (a client and the server derive the same
+-- one, with no secret between them), so a reader of the digests could test guesses of a
+-- low-entropy member (an amount) one at a time. Auditors and operators therefore read every
+-- column of idem.keys but this one. A column added later must be granted to them here too.
+REVOKE SELECT ON idem.keys FROM idem_auditor, idem_operator;
+DO $grant$ BEGIN
+  EXECUTE (SELECT format('GRANT SELECT (%s) ON idem.keys TO idem_auditor, idem_operator',
+                         string_agg(quote_ident(a.attname), ', ' ORDER BY a.attname))
+             FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = 'idem.keys'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+              AND a.attname <> 'payload_members');
+END $grant$;

@@ -71,7 +71,11 @@ TEST(MemberDigests, ALevelThatDoesNotFitIsLeftOutWhole) {
 TEST(MemberDigests, ScalarAndEmptyPayloadsHaveNoMembers) {
   EXPECT_EQ(digests("5"), std::string("\x01\x02\x00", 3));
   EXPECT_TRUE(differ("5", "6").empty());
-  EXPECT_TRUE(differ("{}", "[]").empty());
+}
+
+TEST(MemberDigests, AnObjectThatBecameAnArrayNamesTheRoot) {
+  EXPECT_EQ(differ("{}", "[]"), std::vector<std::string>{""});
+  EXPECT_EQ(differ(R"({"0":1})", "[1]"), std::vector<std::string>{""});  // "/0" alike in both
 }
 
 TEST(MemberDigests, ExcludedMembersAreNotCompared) {
@@ -93,6 +97,22 @@ TEST(MemberDigests, AnythingElseIsNotAnEncoding) {
   EXPECT_FALSE(differing_members(std::string("\x01\x01\x03\x05/a", 5), digests("{}")).has_value());  // name cut short
   EXPECT_FALSE(differing_members(std::string("\x01\x03\x00", 3), digests("{}")).has_value());           // deeper than kept
   EXPECT_FALSE(differing_members(digests(R"({"a":1})") + "x", digests("{}")).has_value());                // trailing bytes
+}
+
+// A caller's encoding (acquire's hash form) with names member_digests never writes: not UTF-8,
+// twice, or out of RFC 8785's order. A NUL in a name (JSON's \u0000) is well-formed, and comes
+// back as U+FFFD: PostgreSQL's text holds no NUL.
+TEST(MemberDigests, NamesMustBeUtf8OnceAndInOrder) {
+  const std::string zeros(4, '\0'), other("\x01\x02\x03\x04", 4);
+  const auto object = [](char members, const std::string& entries) { return std::string("\x01\x01", 2) + members + entries; };
+  EXPECT_FALSE(valid_member_digests(object('\x03', "\x01\xff" + zeros)));
+  EXPECT_FALSE(valid_member_digests(object('\x03', "\x02\xc0\x80" + zeros)));  // an overlong NUL
+  EXPECT_FALSE(valid_member_digests(object('\x05', "\x01x" + zeros + "\x01x" + zeros)));
+  EXPECT_FALSE(valid_member_digests(object('\x05', "\x01y" + zeros + "\x01x" + zeros)));
+  EXPECT_TRUE(valid_member_digests(object('\x05', "\x01x" + zeros + "\x01y" + zeros)));
+  const std::string nul_name = std::string("\x03" "a\0b", 4);
+  EXPECT_EQ(differing_members(object('\x03', nul_name + zeros), object('\x03', nul_name + other)).value(),
+            std::vector<std::string>{"/a\xEF\xBF\xBD" "b"});
 }
 
 TEST(MemberDigests, MatchesTheFingerprintOfTheSameText) {

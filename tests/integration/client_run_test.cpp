@@ -6,6 +6,8 @@
 #include <thread>
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/integration/client_support.hpp"
 
 namespace idem::it {
@@ -120,8 +122,21 @@ TEST(ClientRun, MismatchGives422AndTheReferenceProfile409) {
   EXPECT_EQ(client.run(order_request("client-run-quiet-key-01", R"({"amount":5,"cart":"c_42"})"), order_handler(runs, "ord_4")).body,
             problem(422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, unnamed));
   EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys WHERE payload_members IS NULL"), 1);
-  EXPECT_EQ(runs, 2);
-  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 2);
+
+  // A body that became an array: the root is named, "" as a pointer.
+  ASSERT_EQ(client.run(order_request("client-run-shape-key-01", R"({"0":1})"), order_handler(runs, "ord_5")).status, 201);
+  const std::string root_detail =
+      "this Idempotency-Key was used with a different request (it differs in the body's root); use a new key for a new request";
+  EXPECT_EQ(client.run(order_request("client-run-shape-key-01", "[1]"), order_handler(runs, "ord_6")).body,
+            naming(problem(422, "ERR_IDEMPOTENCY_PAYLOAD_MISMATCH", title, root_detail), R"([""])"));
+  // Names PostgreSQL quotes in a text[] (a space, a comma, a quote, a backslash) come back as sent.
+  ASSERT_EQ(client.run(order_request("client-run-names-key-01", R"({"first name":1,"x,y":1,"q\"\\":1,"k":1})"),
+                       order_handler(runs, "ord_7")).status, 201);
+  const Response names =
+      client.run(order_request("client-run-names-key-01", R"({"first name":2,"x,y":2,"q\"\\":2,"k":1})"), order_handler(runs, "ord_8"));
+  EXPECT_EQ(nlohmann::json::parse(names.body).at("differs"), nlohmann::json::parse(R"(["/first name","/q\"\\","/x,y"])"));
+  EXPECT_EQ(runs, 4);
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 4);
 }
 
 TEST(ClientRun, KeyReusedOnAnotherRouteOrByAnotherCallerGives422AndRunsNothing) {
