@@ -31,10 +31,10 @@ CREATE VIEW rec_report AS
 
 -- A clean history: a charge, its partial refund, a declined charge (the processor keeps it, failed).
 SELECT rec_call('rec-key-clean-0001', '/checkout/cs_clean/complete',
-                '{"charge_id":"ch_clean","amount_cents":1999,"currency":"usd"}', '{ch_clean,charge,1999,succeeded}');
+                '{"charge_id":"ch_rec_clean","amount_cents":1999,"currency":"usd"}', '{ch_rec_clean,charge,1999,succeeded}');
 SELECT rec_call('rec-key-refund-001', '/v1/payments/p_clean/refunds',
-                '{"refund_id":"re_clean","charge_id":"ch_clean","amount_cents":500,"currency":"usd"}',
-                '{re_clean,refund,500,succeeded,ch_clean}');
+                '{"refund_id":"re_clean","charge_id":"ch_rec_clean","amount_cents":500,"currency":"usd"}',
+                '{re_clean,refund,500,succeeded,ch_rec_clean}');
 SELECT rec_call('rec-key-decline-01', '/checkout/cs_declined/complete',
                 '{"charge_id":"ch_declined","error":"card_declined"}', '{ch_declined,charge,700,failed}');
 -- The same checkout declined, then paid under a fresh key: one charge moved money, no duplicate.
@@ -47,11 +47,11 @@ SELECT count(*) AS clean_run_discrepancies FROM rec_report;
 SELECT rec_call('rec-key-orphan-001', '/checkout/cs_orphan/complete', NULL, '{ch_orphan,charge,1999,succeeded}');
 INSERT INTO rec_export VALUES ('ch_stranger', 'charge', 'not-one-of-ours', 1200, 'usd', 'succeeded', now(), NULL);
 -- A refund made on the processor's dashboard, of the clean charge.
-INSERT INTO rec_export VALUES ('re_dashboard', 'refund', 'dashboard-key', 300, 'usd', 'succeeded', now(), 'ch_clean');
+INSERT INTO rec_export VALUES ('re_dashboard', 'refund', 'dashboard-key', 300, 'usd', 'succeeded', now(), 'ch_rec_clean');
 -- Recorded, but the processor never made them.
 SELECT rec_call('rec-key-missing-01', '/checkout/cs_missing/complete', '{"charge_id":"ch_never","amount_cents":1999,"currency":"usd"}');
 SELECT rec_call('rec-key-missing-02', '/v1/payments/p_clean/refunds',
-                '{"refund_id":"re_never","charge_id":"ch_clean","amount_cents":100,"currency":"usd"}');
+                '{"refund_id":"re_never","charge_id":"ch_rec_clean","amount_cents":100,"currency":"usd"}');
 -- Recorded 900, charged 1000; then refunded 1000 on the dashboard: above what we charged.
 SELECT rec_call('rec-key-amount-001', '/checkout/cs_amount/complete',
                 '{"charge_id":"ch_amount","amount_cents":900,"currency":"usd"}', '{ch_amount,charge,1000,succeeded}');
@@ -74,8 +74,8 @@ SELECT count(*) AS orphans_with_our_key FROM idem.reconcile('rec_export', now() 
 -- one failed (in capitals) moved no money: no duplicate for cs_amount. A record an operator
 -- resolved with the holder's checkpoint naming its charge accounts for that charge.
 CREATE TEMP TABLE rec_before AS SELECT kind, object_id FROM rec_report;
-SELECT rec_call('rec-key-capture-01', '/v1/payments/p_clean/capture', '{"charge_id":"ch_clean","amount_cents":0,"currency":"usd"}');
-SELECT rec_call('rec-key-refused-01', '/v1/payments/p_clean/refunds', '{"charge_id":"ch_clean","error":"amount_too_large"}');
+SELECT rec_call('rec-key-capture-01', '/v1/payments/p_clean/capture', '{"charge_id":"ch_rec_clean","amount_cents":0,"currency":"usd"}');
+SELECT rec_call('rec-key-refused-01', '/v1/payments/p_clean/refunds', '{"charge_id":"ch_rec_clean","error":"amount_too_large"}');
 INSERT INTO rec_export VALUES ('ch_3ds', 'charge', 'k-3ds', 1000, 'usd', 'requires_action', now(), NULL),
                               ('ch_caps', 'charge', 'k-caps', 1000, 'usd', 'FAILED', now(), NULL);
 SELECT rec_call('rec-key-3ds-00001', '/checkout/cs_amount/complete', '{"charge_id":"ch_3ds","error":"authentication_required"}');
@@ -110,6 +110,35 @@ INSERT INTO rec_export VALUES ('ch_nostatus', 'charge', 'k-x', 100, 'usd', NULL,
                               ('re_nocharge', 'refund', 'k-w', 100, 'usd', 'succeeded', now(), NULL);
 SELECT kind, object_id, detail FROM rec_report WHERE kind = 'unreadable_export_row' ORDER BY object_id;
 DELETE FROM rec_export WHERE id IN ('ch_nostatus', 'ch_odd', 'py_odd', 're_nocharge', 're_gone');
+
+-- Another tenant records t-rec's charge ch_rec_clean, and refunds t-rec's charge ch_amount: each is
+-- reported as that tenant's row (an auditor who sees both tenants sees it).
+DO $$
+DECLARE a record;
+BEGIN
+  SELECT * INTO a FROM idem.acquire('t-rec-2', 'rec-key-other-0001', '{"amount_cents":1999}'::jsonb, caller => 'web',
+                                    resource => '/checkout/cs_other/complete');
+  PERFORM idem.complete(a.handle, a.attempt, 201, '{}'::jsonb, 'ok'::bytea, 'ord_other',
+                        '{"charge_id":"ch_rec_clean","amount_cents":1999,"currency":"usd"}');
+  SELECT * INTO a FROM idem.acquire('t-rec-2', 'rec-key-other-0002', '{"amount_cents":10}'::jsonb, caller => 'web',
+                                    resource => '/v1/payments/p_other/refunds');
+  PERFORM idem.complete(a.handle, a.attempt, 201, '{}'::jsonb, 'ok'::bytea, 'ord_other_2',
+                        '{"refund_id":"re_other","charge_id":"ch_amount","amount_cents":10,"currency":"usd"}');
+END $$;
+INSERT INTO rec_export VALUES ('re_other', 'refund', 'k-other', 10, 'usd', 'succeeded', now(), 'ch_amount');
+SELECT kind, tenant_id, object_id, charge_id, detail FROM idem.reconcile('rec_export', now() - interval '1 hour')
+ WHERE kind = 'cross_tenant' ORDER BY object_id;
+-- A refund of a refund (of a charge no one knows): above the nothing that was charged.
+INSERT INTO rec_export VALUES ('re_of_re', 'refund', 'k-rr', 5000, 'usd', 'succeeded', now(), 're_clean');
+SELECT kind, object_id, processor, detail FROM rec_report WHERE object_id IN ('re_clean', 're_of_re') ORDER BY kind;
+DELETE FROM rec_export WHERE id IN ('re_other', 're_of_re');
+-- A charge listed twice with one created time, as requires_action and as succeeded: the state
+-- that moved money counts (ch_3ds is an orphan then), whichever row comes first.
+CREATE VIEW rec_export_states AS
+  SELECT * FROM rec_export
+  UNION ALL SELECT id, object, idempotency_key, amount_cents, currency, 'succeeded', created, charge FROM rec_export WHERE id = 'ch_3ds';
+SELECT kind, object_id FROM idem.reconcile('rec_export_states', now() - interval '1 hour') WHERE object_id = 'ch_3ds';
+DROP VIEW rec_export_states;
 
 -- The window: nothing in the export or the trail after tomorrow.
 SELECT count(*) AS since_tomorrow FROM idem.reconcile('rec_export', now() + interval '1 day') WHERE tenant_id = 't-rec' OR tenant_id IS NULL;

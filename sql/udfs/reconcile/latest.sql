@@ -55,13 +55,14 @@ BEGIN
                 WHEN x.object::text = 'refund' AND x.charge IS NULL THEN 'a refund with no charge' END AS unreadable
       FROM %s x
   ), e AS (
-    -- One row per object: an export listed twice (a page fetched again) counts once, as its newest state.
+    -- One row per object: an export listed twice (a page fetched again) counts once, as its newest
+    -- state; where two states carry one time, the one that moved money (never hide a charge).
     -- Money moved: succeeded or pending; failed, canceled and requires_action (a charge awaiting the
     -- buyer's authentication, a refund awaiting the processor) did not move it.
     SELECT DISTINCT ON (r.object, r.id) r.id, r.object, r.key, r.amount, r.currency, r.status, r.created, r.charge,
            lower(r.status) IN ('succeeded', 'pending') AS moved
       FROM raw r WHERE r.unreadable IS NULL
-     ORDER BY r.object, r.id, r.created DESC, r.status
+     ORDER BY r.object, r.id, r.created DESC, lower(r.status) IN ('succeeded', 'pending') DESC
   ), t AS (
     SELECT m.tenant_id, m.resource, m.client_key, m.scope_digest, m.generation, m.outcome, m.attempted_at, m.mutation_id,
            m.handler_response ->> 'refund_id' AS refund_id, m.handler_response ->> 'charge_id' AS charge_id,
@@ -69,16 +70,17 @@ BEGIN
                 THEN (m.handler_response ->> 'amount_cents')::bigint END AS amount,
            m.handler_response ->> 'currency' AS currency, m.handler_response ? 'error' AS refused
       FROM idem.mutations m
+  ), recorded AS (
+    -- Every mutation that completed with a charge or refund (or that an operator resolved with the
+    -- holder's checkpoint naming it); one that recorded an error (a decline) records none.
+    SELECT t.*, CASE WHEN t.refund_id IS NOT NULL THEN 'refund' ELSE 'charge' END AS object,
+           coalesce(t.refund_id, t.charge_id) AS id, idem._handler_key(t.scope_digest, t.generation) AS pkey
+      FROM t WHERE t.outcome IN ('completed', 'resolved_by_operator') AND NOT coalesce(t.refused, false)
+       AND coalesce(t.refund_id, t.charge_id) <> ''
   ), rec AS (
-    -- Who recorded each charge or refund: the first mutation that completed with it (or that an
-    -- operator resolved with the holder's checkpoint naming it). A later one naming the same charge
-    -- (a capture, a refused refund) or one that recorded an error (a decline) does not own it.
-    SELECT DISTINCT ON (o.object, o.id) o.*
-      FROM (SELECT t.*, CASE WHEN t.refund_id IS NOT NULL THEN 'refund' ELSE 'charge' END AS object,
-                   coalesce(t.refund_id, t.charge_id) AS id, idem._handler_key(t.scope_digest, t.generation) AS pkey
-              FROM t WHERE t.outcome IN ('completed', 'resolved_by_operator') AND NOT coalesce(t.refused, false)
-               AND coalesce(t.refund_id, t.charge_id) <> '') o
-     ORDER BY o.object, o.id, o.attempted_at, o.mutation_id
+    -- Who owns each: the first. A later one naming the same charge (a capture, a refused refund)
+    -- does not take it over; one of another tenant is reported (cross_tenant).
+    SELECT DISTINCT ON (o.object, o.id) o.* FROM recorded o ORDER BY o.object, o.id, o.attempted_at, o.mutation_id
   ), keys AS (
     SELECT DISTINCT ON (t.tenant_id, t.scope_digest, t.generation)
            t.tenant_id, t.resource, t.client_key, idem._handler_key(t.scope_digest, t.generation) AS pkey,
@@ -120,6 +122,17 @@ BEGIN
     FROM rec r
    WHERE r.attempted_at >= $1 AND NOT EXISTS (SELECT FROM e WHERE e.object = r.object AND e.id = r.id)
   UNION ALL
+  SELECT 'cross_tenant', x.tenant_id, x.resource, x.client_key, x.id, CASE WHEN x.object = 'charge' THEN x.id ELSE x.charge_id END,
+         x.pkey, x.amount, NULL::bigint, x.currency, x.attempted_at,
+         format('%%s %%s was recorded by tenant %%s first', x.object, x.id, f.tenant_id)
+    FROM recorded x JOIN rec f ON f.object = x.object AND f.id = x.id
+   WHERE x.tenant_id <> f.tenant_id AND x.attempted_at >= $1
+  UNION ALL
+  SELECT 'cross_tenant', x.tenant_id, x.resource, x.client_key, x.id, x.charge_id, x.pkey, x.amount, NULL::bigint, x.currency,
+         x.attempted_at, format('refund %%s is of charge %%s, which tenant %%s recorded', x.id, x.charge_id, c.tenant_id)
+    FROM rec x JOIN rec c ON c.object = 'charge' AND c.id = x.charge_id
+   WHERE x.object = 'refund' AND x.tenant_id <> c.tenant_id AND x.attempted_at >= $1
+  UNION ALL
   SELECT 'amount_mismatch', o.tenant, o.res, o.ckey, o.id, CASE WHEN o.object = 'charge' THEN o.id ELSE o.charge END,
          o.key, o.rec_amount, o.amount, o.currency, o.created,
          format('recorded %%s %%s, the processor has %%s %%s', coalesce(o.rec_amount::text, '?'),
@@ -139,15 +152,16 @@ BEGIN
          f.last_refund,
          format('%%s refund(s) add up to %%s; the charge was %%s at the processor%%s', f.refunds, f.amount,
                 coalesce(c.amount::text, '(not in the export)'),
-                CASE WHEN coalesce(c.rec_amount, r.amount) IS NOT NULL THEN format(', %%s recorded', coalesce(c.rec_amount, r.amount)) ELSE '' END)
+                CASE WHEN coalesce(c.rec_amount, r.amount) IS NOT NULL THEN format(', %%s recorded', coalesce(c.rec_amount, r.amount))
+                     WHEN r.id IS NULL THEN ', and no mutation recorded it' ELSE '' END)
     FROM refunded f LEFT JOIN owner c ON c.object = 'charge' AND c.id = f.charge
                     LEFT JOIN rec r ON r.object = 'charge' AND r.id = f.charge
-   WHERE f.last_refund >= date_trunc('second', $1) AND f.amount > least(c.amount, coalesce(c.rec_amount, r.amount))
+   WHERE f.last_refund >= date_trunc('second', $1) AND f.amount > coalesce(least(c.amount, coalesce(c.rec_amount, r.amount)), 0)
    ORDER BY 11, 1, 5
   $query$, export) USING since;
 END $function$
 ;
-COMMENT ON FUNCTION idem.reconcile(regclass,timestamp with time zone) IS 'Auditor: a processor export (charges and refunds, with the processor keys we sent) against the trail: orphan_charge/refund, missing_charge/refund, duplicate_charge, amount_mismatch, refund_exceeds_charge; one row per discrepancy.';
+COMMENT ON FUNCTION idem.reconcile(regclass,timestamp with time zone) IS 'Auditor: a processor export (charges and refunds, with the processor keys we sent) against the trail: orphan_charge/refund, missing_charge/refund, duplicate_charge, cross_tenant, amount_mismatch, refund_exceeds_charge, unreadable_export_row; one row per discrepancy.';
 REVOKE ALL ON FUNCTION idem.reconcile(regclass,timestamp with time zone) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.reconcile(regclass,timestamp with time zone) TO idem_auditor;
 GRANT EXECUTE ON FUNCTION idem.reconcile(regclass,timestamp with time zone) TO idem_operator;
