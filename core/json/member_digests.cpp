@@ -222,7 +222,8 @@ bool well_formed_utf8(std::string_view s) {
   return true;
 }
 
-// A pointer as text: PostgreSQL's text holds no NUL (a name may carry one, escaped in JSON).
+// A pointer as text: PostgreSQL's text holds no NUL (a name may carry one, escaped in JSON), so
+// U+FFFD stands for it in what is returned; the comparison itself used the name as it is.
 std::string pointer_text(std::string pointer) {
   for (std::size_t at; (at = pointer.find('\0')) != std::string::npos;) pointer.replace(at, 1, "\xEF\xBF\xBD");  // U+FFFD
   return pointer;
@@ -244,7 +245,7 @@ bool read_children(Reader& r, std::size_t shape, const std::string& pointer, int
       previous = name;
     }
     if (!r.bytes(kDigestBytes, digest)) return false;
-    const std::string child = pointer + "/" + pointer_text(escape_token(name));
+    const std::string child = pointer + "/" + escape_token(name);  // as text only when returned
     out.entries.emplace_back(child, digest);
     if (out.entries.size() > kMaxMemberDigests) return false;
     if (depth < kept) {
@@ -332,7 +333,7 @@ std::optional<std::vector<std::string>> differing_members(std::string_view first
     const bool has_child = std::any_of(differ.begin(), differ.end(), [&p](const std::string& q) {
       return q.size() > p.size() + 1 && q.compare(0, p.size(), p) == 0 && q[p.size()] == '/';
     });
-    if (!has_child) deepest.push_back(p);
+    if (!has_child) deepest.push_back(pointer_text(p));
   }
   return deepest;
 }

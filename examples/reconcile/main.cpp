@@ -20,15 +20,24 @@ constexpr std::int64_t kLookbackSeconds = 24 * 3600;
 
 struct Args {
   std::string processor, db, since, table = "processor_export";
-  std::string hours = "24";
+  std::string hours;  // 24 when neither it nor since is given
 };
 
+constexpr const char* kUsage =
+    "usage: processor-reconcile --processor URL --db URI [--since TIME | --hours N] [--table NAME]\n"
+    "  --hours N   the window: the last N hours (1 to 87600; 24 by default)\n"
+    "  --since T   the window: from T (a timestamptz, not in the future) to now\n";
+
 int usage(const std::string& why) {
-  std::fprintf(stderr,
-               "processor-reconcile: %s\n"
-               "usage: processor-reconcile --processor URL --db URI [--since TIME | --hours N] [--table NAME]\n",
-               why.c_str());
+  std::fprintf(stderr, "processor-reconcile: %s\n%s", why.c_str(), kUsage);
   return 2;
+}
+
+// A window of whole hours: an empty or inverted one would report "none" for anything at all.
+bool valid_hours(const std::string& hours) {
+  if (hours.empty() || hours.size() > 5 || hours.find_first_not_of("0123456789") != std::string::npos) return false;
+  const int n = std::stoi(hours);
+  return n >= 1 && n <= 87600;
 }
 
 void print_report(const pqxx::result& rows) {
@@ -59,6 +68,10 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
     if (i + 1 >= argc) return usage(arg + " needs a value");
     const std::string value = argv[++i];
     if (arg == "--processor") a.processor = value;
@@ -70,6 +83,9 @@ int main(int argc, char** argv) {
   }
   if (a.processor.empty()) return usage("--processor is required (the processor's base URL)");
   if (a.db.empty()) return usage("--db is required (a connection URI)");
+  if (!a.since.empty() && !a.hours.empty()) return usage("--since and --hours both name the window: give one");
+  if (a.since.empty() && a.hours.empty()) a.hours = "24";
+  if (a.since.empty() && !valid_hours(a.hours)) return usage("--hours " + a.hours + ": a whole number of hours from 1 to 87600");
 
   std::string since;  // as the server shows it
   std::int64_t since_us = 0;  // exactly: microseconds since the epoch, whatever the session's TimeZone and DateStyle
@@ -79,11 +95,12 @@ int main(int argc, char** argv) {
       pqxx::nontransaction tx(db);
       try {
         const pqxx::row r = tx.exec_params1(
-            "SELECT t::text, (extract(epoch FROM t) * 1000000)::bigint FROM (SELECT " +
+            "SELECT t::text, (extract(epoch FROM t) * 1000000)::bigint, t > now() FROM (SELECT " +
                 std::string(a.since.empty() ? "now() - make_interval(hours => $1::int)" : "$1::timestamptz") + " AS t) s",
             a.since.empty() ? a.hours : a.since);
         since = r[0].c_str();
         since_us = r[1].as<std::int64_t>();
+        if (r[2].as<bool>()) return usage("--since " + a.since + " is in the future: the window would hold nothing");
       } catch (const pqxx::sql_error& e) {
         return usage((a.since.empty() ? "--hours " + a.hours : "--since " + a.since) + ": " + e.what());
       }

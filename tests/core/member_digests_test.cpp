@@ -113,6 +113,10 @@ TEST(MemberDigests, NamesMustBeUtf8OnceAndInOrder) {
   const std::string nul_name = std::string("\x03" "a\0b", 4);
   EXPECT_EQ(differing_members(object('\x03', nul_name + zeros), object('\x03', nul_name + other)).value(),
             std::vector<std::string>{"/a\xEF\xBF\xBD" "b"});
+  // A member named with the replacement character itself is another member: only the one that
+  // changed is named, once.
+  EXPECT_EQ(differ(R"({"a\u0000b":2,"a\ufffdb":1})", R"({"a\u0000b":1,"a\ufffdb":1})"),
+            std::vector<std::string>{"/a\xEF\xBF\xBD" "b"});
 }
 
 TEST(MemberDigests, MatchesTheFingerprintOfTheSameText) {

@@ -41,6 +41,16 @@ check "a bad --since exits 2, naming it" eval '[ "$rc" = 2 ] && grep -q "^proces
 rc=0
 "$BIN" --db "$DB" >"$OUT" 2>&1 || rc=$?
 check "no --processor exits 2" eval '[ "$rc" = 2 ] && grep -q "^processor-reconcile: --processor is required" "$OUT"'
+# A window that holds nothing would read as "every charge accounted for": refused.
+for bad in "--hours 0" "--hours -5" "--hours 1e9" "--since 2099-01-01" "--since 2026-01-01 --hours 3"; do
+  rc=0
+  # shellcheck disable=SC2086  # the words of $bad are arguments
+  "$BIN" --processor "$PROCESSOR" --db "$DB" $bad >"$OUT" 2>&1 || rc=$?
+  check "$bad exits 2, naming the window" eval '[ "$rc" = 2 ] && grep -q "^processor-reconcile: --\(hours\|since\)" "$OUT" && ! grep -q "none:" "$OUT"'
+done
+rc=0
+"$BIN" --help >"$OUT" 2>&1 || rc=$?
+check "--help exits 0 with the usage" eval '[ "$rc" = 0 ] && grep -q "^usage: processor-reconcile" "$OUT"'
 rc=0
 "$BIN" --processor http://127.0.0.1:9 --db "$DB" --hours 1 >"$OUT" 2>&1 || rc=$?
 check "an unreachable processor exits 3, naming the request" eval '[ "$rc" = 3 ] && grep -q "^processor-reconcile: GET /v1/charges?limit=100&created_gte=[0-9]*: no answer" "$OUT"'
