@@ -3,8 +3,8 @@
 #   make test   the same set-up, then GoogleTest, pg_regress, isolation specs, stress, fuzz smoke
 #   make bench  benchmarks (core throughput, SQL fingerprint, pgbench flows, then the outbox's)
 #   make bench-outbox  the outbox benchmarks alone (scripts/bench-outbox.sh; about 16 min)
-#   make fuzz   libFuzzer on the parser+canonicalizer and on the parser against its nlohmann
-#               reference (FUZZ_SECONDS=600 by default, split between the two)
+#   make fuzz   libFuzzer on the parser+canonicalizer, on the parser against its nlohmann
+#               reference and on the member digests (FUZZ_SECONDS=600 by default, split between them)
 #   make model  the model-based protocol test for MODEL_SECONDS (600 by default) on the throwaway
 #               cluster (make test runs it for 20 s); IDEM_MODEL_SEED=... replays a run
 #   make citus-test  the Citus suite on a coordinator and two workers (scripts/citus.sh; Citus

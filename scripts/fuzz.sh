@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # libFuzzer, with AddressSanitizer and UBSan, on the strict parser + RFC 8785 canonicalizer
-# (fuzz/fuzz_canonical.cpp) and on the parser against its nlohmann-json reference
-# (fuzz/fuzz_differential.cpp). FUZZ_SECONDS is the total run time, split evenly between the two
-# (make test: 20, make fuzz: 600).
+# (fuzz/fuzz_canonical.cpp), on the parser against its nlohmann-json reference
+# (fuzz/fuzz_differential.cpp) and on the member digests and their decoder, which reads bytes a
+# caller sends (fuzz/fuzz_member_digests.cpp). FUZZ_SECONDS is the total run time, split evenly
+# between the three (make test: 20, make fuzz: 600).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 SECONDS_TO_RUN=${FUZZ_SECONDS:-20}
-TARGETS=(fuzz_canonical fuzz_differential)
+TARGETS=(fuzz_canonical fuzz_differential fuzz_member_digests)
 PER_TARGET=$(( SECONDS_TO_RUN / ${#TARGETS[@]} ))
 (( PER_TARGET >= 1 )) || PER_TARGET=1
 CXX=clang++ build_cmake build-fuzz "${TARGETS[*]}" -DIDEM_FUZZ=ON
