@@ -25,6 +25,42 @@ constexpr std::array<bool, 256> make_space() {
 }
 inline constexpr std::array<bool, 256> kSpace = make_space();
 
+// The end of the UTF-8 sequence whose lead byte (>= 0x80) is at `q`, by RFC 3629's ranges: no
+// overlong form, no encoded surrogate, nothing above U+10FFFF; nullptr when it is ill-formed or
+// cut short by `end`, with `bad` at the byte at fault (the lead, a continuation, or `end`). The
+// parser's strings and the member digests' names (member_digests.cpp).
+inline const char* utf8_sequence_end(const char* q, const char* end, const char*& bad) {
+  const unsigned char c = static_cast<unsigned char>(*q);
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xBF;
+  int continuation = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    continuation = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    continuation = 2;
+    if (c == 0xE0) lo = 0xA0;  // overlong below U+0800
+    if (c == 0xED) hi = 0x9F;  // U+D800..U+DFFF
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    continuation = 3;
+    if (c == 0xF0) lo = 0x90;  // overlong below U+10000
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    bad = q;
+    return nullptr;
+  }
+  ++q;
+  for (int i = 0; i < continuation; ++i, ++q) {
+    const unsigned char b = q == end ? 0 : static_cast<unsigned char>(*q);
+    if (q == end || b < lo || b > hi) {
+      bad = q;
+      return nullptr;
+    }
+    lo = 0x80;
+    hi = 0xBF;
+  }
+  return q;
+}
+
 // True when one of the 8 bytes at `p` is '"', '\\', below 0x20 or above 0x7F (SWAR: the
 // zero-byte test (v - 0x01..) & ~v & 0x80.. has no false negatives, only false positives after a
 // true hit, and the byte loop that follows sorts those out).

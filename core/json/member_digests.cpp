@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/json/canonical_detail.hpp"
+#include "core/json/lexical.hpp"
 #include "core/json/pointer.hpp"
 
 namespace idem::json {
@@ -191,33 +192,14 @@ struct Decoded {
   std::vector<std::pair<std::string, std::string>> entries;  // pointer, digest bytes; document order
 };
 
-// Well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF): a name
-// becomes part of a JSON pointer returned as text.
+// Well-formed UTF-8 (lexical.hpp's rule, the parser's): a name becomes part of a JSON pointer
+// returned as text.
 bool well_formed_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const auto lead = static_cast<unsigned char>(s[i]);
-    std::size_t more = 0;
-    std::uint32_t cp = 0, least = 0;
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    } else if ((lead & 0xE0) == 0xC0) {
-      more = 1, cp = lead & 0x1F, least = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      more = 2, cp = lead & 0x0F, least = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      more = 3, cp = lead & 0x07, least = 0x10000;
-    } else {
-      return false;
-    }
-    if (s.size() - i - 1 < more) return false;
-    for (std::size_t k = 1; k <= more; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      if ((c & 0xC0) != 0x80) return false;
-      cp = cp << 6 | (c & 0x3F);
-    }
-    if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += more + 1;
+  const char* const end = s.data() + s.size();
+  const char* bad = nullptr;
+  for (const char* p = s.data(); p != end;) {
+    p = static_cast<unsigned char>(*p) < 0x80 ? p + 1 : detail::utf8_sequence_end(p, end, bad);
+    if (p == nullptr) return false;
   }
   return true;
 }

@@ -196,36 +196,14 @@ void BasicParser<Sink>::number() {
   sink_.number(start, static_cast<std::size_t>(p_ - start));
 }
 
-// One UTF-8 sequence starting at lead byte `q` (>= 0x80), RFC 3629 ranges: no overlong forms,
-// no encoded surrogates, nothing above U+10FFFF. Returns the byte after it.
+// One UTF-8 sequence starting at lead byte `q` (>= 0x80) (lexical.hpp's utf8_sequence_end).
+// Returns the byte after it.
 template <class Sink>
 const char* BasicParser<Sink>::utf8_sequence(const char* q, Ctx ctx) const {
-  const unsigned char c = static_cast<unsigned char>(*q);
-  unsigned char lo = 0x80;
-  unsigned char hi = 0xBF;
-  int continuation = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    continuation = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    continuation = 2;
-    if (c == 0xE0) lo = 0xA0;  // overlong below U+0800
-    if (c == 0xED) hi = 0x9F;  // U+D800..U+DFFF
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    continuation = 3;
-    if (c == 0xF0) lo = 0x90;  // overlong below U+10000
-    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-  } else {
-    lex_error(q, "invalid string: ill-formed UTF-8 byte", ctx);
-  }
-  ++q;
-  for (int i = 0; i < continuation; ++i, ++q) {
-    if (q == end_) lex_error(q, "invalid string: ill-formed UTF-8 byte", ctx);
-    const unsigned char b = static_cast<unsigned char>(*q);
-    if (b < lo || b > hi) lex_error(q, "invalid string: ill-formed UTF-8 byte", ctx);
-    lo = 0x80;
-    hi = 0xBF;
-  }
-  return q;
+  const char* bad = q;
+  const char* const after = utf8_sequence_end(q, end_, bad);
+  if (after == nullptr) lex_error(bad, "invalid string: ill-formed UTF-8 byte", ctx);
+  return after;
 }
 
 template <class Sink>
