@@ -22,6 +22,7 @@ int min_audit_retention_seconds = 24 * 60 * 60;
 bool outbox_notify = true;
 int key_scope = 0;  // tenant
 bool fast_path = true;
+bool pending_record = true;
 
 void define() {
   DefineCustomIntVariable("idem.default_ttl", "How long a resolved idempotency record is replayed.",
@@ -80,6 +81,12 @@ void define() {
   DefineCustomBoolVariable("idem.fast_path", "TESTS: let acquire and complete take their C fast path.",
                            "Off sends every call to idem._acquire_general / idem._complete_general (slower, same answers).",
                            &fast_path, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomBoolVariable("idem.pending_record",
+                           "Keep a new key's record in backend memory until its complete writes it once, resolved.",
+                           "Off writes it in_progress at acquire and updates it at complete (two writes). A read of idem.keys "
+                           "in the same transaction writes a pending record first; a COPY or TRUNCATE of idem.keys does not "
+                           "(docs/hot-path.md).",
+                           &pending_record, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   // Read by idem.keys.key_scope's default when a record is created.
   static const struct config_enum_entry kKeyScopes[] = {{"tenant", 0, false}, {"route", 1, false}, {nullptr, 0, false}};
   DefineCustomEnumVariable(

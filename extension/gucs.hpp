@@ -19,6 +19,7 @@ extern bool payload_members;         // idem.payload_members: keep member digest
 extern int history_retention_seconds;  // idem.history_retention: how long a purged key's generation is remembered
 
 extern bool fast_path;                 // idem.fast_path: off sends every acquire/complete to the PL/pgSQL path
+extern bool pending_record;            // idem.pending_record: a new key's record written once, by its complete
 extern int key_scope;                 // idem.key_scope: tenant (a key is the tenant's) | route
 
 extern bool outbox_notify;            // idem.outbox_notify: NOTIFY idem_outbox at an emitting commit

@@ -4,6 +4,7 @@
 #include "extension/citus/citus_mode.hpp"
 #include "extension/citus/tenant_call_guard.hpp"
 #include "extension/gucs.hpp"
+#include "extension/hot_path/pending_record.hpp"
 #include "extension/hot_path/record_lookup.hpp"
 #include "extension/machine_cache.hpp"
 #include "extension/outbox_functions.hpp"
@@ -43,6 +44,7 @@ void _PG_init(void) {
   RegisterXactCallback(idem::check_durability_at_commit, nullptr);
   RegisterXactCallback(idem::sequence_outbox_at_commit, nullptr);
   RegisterSubXactCallback(idem::reset_audit_purge_on_abort, nullptr);
+  idem::hot::pending::install();
   idem::set_interrupt_poll(poll_backend_interrupts);
   // One relcache callback for every cache of ours: PostgreSQL has ten slots for the whole
   // backend, and Citus alone takes several.

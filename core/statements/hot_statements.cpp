@@ -31,6 +31,40 @@ constexpr const char* kRecordValues[] = {
 
 constexpr int kRecordColumnCount = sizeof kRecordColumns / sizeof kRecordColumns[0];
 
+// The record params, then the pending record's own (hot_statements.hpp numbers them).
+constexpr const char* kPendingParamNames[] = {
+#define RECORD_PARAM(name, type) #name,
+#include "core/statements/record_params.def"
+#undef RECORD_PARAM
+    "attempt", "generation",
+    "response_status", "response_headers", "response_body", "order_id", "handler_response", "local_status", "resolved_at"};
+static_assert(sizeof kPendingParamNames / sizeof kPendingParamNames[0] == kResolvedRecordParams);
+
+bool is_record_column(std::string_view name) {
+  for (const char* column : kRecordColumns) {
+    if (name == column) return true;
+  }
+  return false;
+}
+
+// What complete writes (as its UPDATE of an acquired record does, extension/hot_path/complete.cpp).
+struct ColumnValue {
+  const char* column;
+  const char* value;
+};
+constexpr ColumnValue kResolvedColumns[] = {
+    {"status", "'resolved'"},
+    {"lease_expires_at", "NULL"},
+    {"expires_at", "{resolved_at} + {ttl}"},
+    {"response_status", "{response_status}"},
+    {"response_headers", "coalesce({response_headers}, jsonb_build_object())"},
+    {"response_body", "coalesce({response_body}, ''::bytea)"},
+    {"order_id", "{order_id}"},
+    {"handler_response", "{handler_response}"},
+    {"local_status", "{local_status}"},
+    {"resolved_at", "{resolved_at}"},
+};
+
 const std::string& table_named(const Tables& tables, std::string_view name) {
   if (name == "keys") return tables.keys;
   if (name == "retired_keys") return tables.retired_keys;
@@ -100,6 +134,46 @@ std::string record_insert(RecordSchema schema, const Tables& tables) {
   }
   text += " ON CONFLICT DO NOTHING RETURNING k.attempt, k.generation, k.lease_expires_at";
   return with_params(text, kRecordParamNames, params, tables);
+}
+
+std::string pending_record_insert(PendingWrite write) {
+  const bool resolved = write == PendingWrite::kResolved;
+  std::string columns, values;
+  const auto add = [&](std::string_view column, std::string_view value) {
+    columns.append(columns.empty() ? "" : ", ").append(column);
+    values.append(values.empty() ? "" : ", ").append(value);
+  };
+  for (int i = 0; i < kRecordColumnCount; ++i) {
+    const std::string_view column = kRecordColumns[i];
+    std::string_view value = kRecordValues[i];
+    if (column == "attempt") value = "{attempt}";
+    if (column == "generation") value = "{generation}";
+    for (const ColumnValue& c : kResolvedColumns) {
+      if (resolved && column == c.column) value = c.value;
+    }
+    add(column, value);
+  }
+  if (resolved) {
+    for (const ColumnValue& c : kResolvedColumns) {
+      if (!is_record_column(c.column)) add(c.column, c.value);
+    }
+  }
+  add("key_scope", "CASE WHEN {key_scope_tenant} THEN 'tenant' ELSE 'route' END");
+  const std::string text = "INSERT INTO {@keys} (" + columns + ") VALUES (" + values + ")";
+  return with_params(text, kPendingParamNames, resolved ? kResolvedRecordParams : kPendingRecordParams);
+}
+
+std::string pending_record_check() {
+  std::string generation;
+  for (int i = 0; i < kRecordColumnCount; ++i) {
+    if (std::string_view(kRecordColumns[i]) == "generation") generation = kRecordValues[i];
+  }
+  const std::string text =
+      "SELECT nextval('idem.fencing_token_seq'), " + generation + ", {now} + {lease_interval},"
+      " EXISTS (SELECT 1 FROM {@keys} k WHERE k.tenant_id = {tenant_id} COLLATE \"C\" AND k.scope_digest = {scope_digest})"
+      " OR ({key_scope_tenant} AND EXISTS (SELECT 1 FROM {@keys} o WHERE o.tenant_id = {tenant_id} COLLATE \"C\""
+      " AND o.client_key = {client_key} COLLATE \"C\" AND o.key_scope = 'tenant'))";
+  return with_params(text, kRecordParamNames, kRecordParams);
 }
 
 }  // namespace idem::statements

@@ -46,6 +46,21 @@ enum class RecordSchema {
 // key_scope, it inserts nothing while another record owns the key under the key scope tenant.
 std::string record_insert(RecordSchema schema, const Tables& tables = {});
 
+// A pending record's INSERT (extension/hot_path/pending_record.cpp): the record a new key's
+// acquire kept in backend memory, with the attempt and generation it drew then, written
+// in_progress (when something else needs it, or at pre-commit) or resolved by its complete, the
+// transaction's one write of the record. Its key scope is the acquire's, not the session's now.
+// The record params, then these, then (resolved only) kResolvedRecordParams more.
+constexpr int kPendingRecordParams = kRecordParams + 2;  // attempt, generation
+constexpr int kResolvedRecordParams = kPendingRecordParams + 7;
+enum class PendingWrite { kInProgress, kResolved };
+std::string pending_record_insert(PendingWrite write);
+
+// What the acquire of a new key checks under its key's lock before it keeps a pending record
+// (the record params' numbering): the attempt (the fencing token), the generation, the lease's end
+// (as record_insert returns them), then whether a record committed since its first read owns the key.
+std::string pending_record_check();
+
 // "a, b, c" of n names.
 std::string joined(const char* const* names, int n);
 

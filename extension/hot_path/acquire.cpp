@@ -24,6 +24,8 @@
 #include "extension/hot_path/acquire.hpp"
 #include "extension/hot_path/audit_append.hpp"
 #include "extension/hot_path/kept_plan.hpp"
+#include "extension/hot_path/pending_record.hpp"
+#include "extension/hot_path/record_params.hpp"
 #include "extension/hot_path/record_lookup.hpp"
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/key_lock.hpp"
@@ -49,63 +51,31 @@ KeptPlan general_acquire_before_members{
 // The new record's INSERT (core/statements/record_params.def, record_columns.def).
 // key_scope_tenant: nothing is inserted while another record owns the key (read, not waited for:
 // its owner may be writing it in an open transaction); the general path answers.
-struct RecordParams {
-#define RECORD_PARAM(name, type) Datum name;
-#include "core/statements/record_params.def"
-#undef RECORD_PARAM
-};
-constexpr int kRecordParams = statements::kRecordParams;
-static_assert(kRecordParams <= kMaxPlanArgs, "the record INSERT takes more parameters than a kept plan holds");
 enum RecordReturned { kReturnedAttempt = 1, kReturnedGeneration, kReturnedLeaseExpiresAt };
 
 const std::string kInsertRecordSql = statements::record_insert(statements::RecordSchema::kCurrent);
 const std::string kInsertRecordBeforePayloadMembersSql = statements::record_insert(statements::RecordSchema::kBeforePayloadMembers);
 const std::string kInsertRecordBeforeKeyScopeSql = statements::record_insert(statements::RecordSchema::kBeforeKeyScope);
 
-KeptPlan insert_record{kInsertRecordSql.c_str(),
-                       kRecordParams,
-                       {
-#define RECORD_PARAM(name, type) type,
-#include "core/statements/record_params.def"
-#undef RECORD_PARAM
-                       },
-                       nullptr};
+KeptPlan insert_record = record_plan(kInsertRecordSql.c_str(), kRecordParams);
 
 // The same on a schema of 0.3.6 (no idem.keys.payload_members) or before idem.keys.key_scope
 // (keys own nothing), until ALTER EXTENSION UPDATE: the same types, of which SPI reads all but
 // the last one or two.
-KeptPlan insert_record_before_payload_members{kInsertRecordBeforePayloadMembersSql.c_str(),
-                                              kRecordParams - 1,
-                                              {
-#define RECORD_PARAM(name, type) type,
-#include "core/statements/record_params.def"
-#undef RECORD_PARAM
-                                              },
-                                              nullptr};
-KeptPlan insert_record_before_key_scope{kInsertRecordBeforeKeyScopeSql.c_str(),
-                                        kRecordParams - 2,
-                                        {
-#define RECORD_PARAM(name, type) type,
-#include "core/statements/record_params.def"
-#undef RECORD_PARAM
-                                        },
-                                        nullptr};
+KeptPlan insert_record_before_payload_members = record_plan(kInsertRecordBeforePayloadMembersSql.c_str(), kRecordParams - 1);
+KeptPlan insert_record_before_key_scope = record_plan(kInsertRecordBeforeKeyScopeSql.c_str(), kRecordParams - 2);
+
+// A pending record's check under the key's lock (pending_record.hpp): a record committed since the
+// first read, or another owning the key, sends the call to the general path.
+const std::string kPendingCheckSql = statements::pending_record_check();
+KeptPlan pending_check = record_plan(kPendingCheckSql.c_str(), kRecordParams);
+constexpr int kCheckedOwned = 4;  // after the three columns the record INSERT returns
 
 // On Citus, the same INSERT into the tenant's shards (key_scope exists: Citus mode came after it).
 std::string record_insert_on_shard(const statements::Tables& shards) {
   return statements::record_insert(statements::RecordSchema::kCurrent, shards);
 }
 KeptPlanPerTables insert_record_on_shard{record_insert_on_shard, insert_record};
-
-// payload_members NULL: the call kept no member digests (opted out, or a client before 0.4.0).
-Args args_of(const RecordParams& p, int n, bool members_null) {
-  Args args;
-#define RECORD_PARAM(name, type) \
-  if (args.n < n) args.add(&p.name == &p.payload_members && members_null ? Value{} : Value::of(p.name));
-#include "core/statements/record_params.def"
-#undef RECORD_PARAM
-  return args;
-}
 
 std::string_view text_of(const AcquireCall& call, int n) {
   return datum::view(pg::guarded([&] { return DatumGetTextPP(call.value[n]); }));
@@ -343,23 +313,31 @@ HeapTuple insert_new_record(const Attempt& a) {
   p.lease_secret_hash = datum::bytea_datum(secret_hash);
   p.key_scope_tenant = BoolGetDatum(a.owner_lock != 0);
   p.payload_members = call.value[call_arg::kMembers];
-  KeptPlan& plan = a.shards != nullptr        ? insert_record_on_shard.of(a.shards->tables)
+  // One node, this library's schema: the record is kept pending, written once by its complete.
+  const bool keep_pending = a.shards == nullptr && a.schema_has_members && pending::may_keep();
+  KeptPlan& plan = keep_pending                ? pending_check
+                   : a.shards != nullptr        ? insert_record_on_shard.of(a.shards->tables)
                    : a.schema_has_members   ? insert_record
                    : a.schema_has_key_scope ? insert_record_before_payload_members
                                             : insert_record_before_key_scope;
   const Args row = args_of(p, plan.nargs, call.null[call_arg::kMembers]);
   spi_connect();
-  if (execute(plan, row, 1, SPI_OK_INSERT_RETURNING, "could not insert the key's record") != 1) {
+  const bool inserted =
+      keep_pending ? execute(plan, row, 1, SPI_OK_SELECT, "could not check the key's record") == 1 && !DatumGetBool(column(kCheckedOwned).datum)
+                   : execute(plan, row, 1, SPI_OK_INSERT_RETURNING, "could not insert the key's record") == 1;
+  if (!inserted) {
     spi_finish();
     key_lock::give_back(a.lock);
     if (a.owner_lock != 0) key_lock::give_back(a.owner_lock);
     return nullptr;
   }
+  const Datum generation = column(kReturnedGeneration).datum;
+  if (keep_pending) pending::keep(p, call.null[call_arg::kMembers], DatumGetInt64(column(kReturnedAttempt).datum), DatumGetInt32(generation));
   Result result{a.desc, {}, {}};
   for (bool& n : result.nulls) n = true;
   result.set("outcome", datum::text_datum("acquired"));
   result.set("attempt", column(kReturnedAttempt).datum);
-  result.set("generation", column(kReturnedGeneration).datum);
+  result.set("generation", generation);
   result.set("lease_expires_at", column(kReturnedLeaseExpiresAt).datum);
   // Only the holder learns the secret; the record keeps its SHA-256.
   std::string handle;
@@ -367,7 +345,7 @@ HeapTuple insert_new_record(const Attempt& a) {
   handle.append(a.handle).append(":").append(secret, keys::kLeaseSecretDigits);
   result.set("handle", datum::text_datum(handle));
   explicit_bzero(handle.data(), handle.size());
-  a.new_generation = DatumGetInt32(column(kReturnedGeneration).datum);
+  a.new_generation = DatumGetInt32(generation);
   HeapTuple answer = form_answer(a, result);
   spi_finish();
   return answer;
@@ -433,6 +411,9 @@ HeapTuple answer_from_record(const Attempt& a, const Record& record) {
 }  // namespace
 
 Datum acquire(AcquireCall& call, FunctionCallInfo fcinfo) {
+  // Whatever this call reads of idem.keys (the fast path's own read takes no executor), it sees
+  // the records this backend keeps pending: a second acquire of a key in its transaction too.
+  if (pending::any()) pending::write_all();
   const int64 lease = bounded_usecs(call, kLease, gucs::lease_timeout_seconds, gucs::max_lease_seconds);
   const int64 ttl = bounded_usecs(call, kTtl, gucs::default_ttl_seconds, gucs::max_ttl_seconds);
   // On Citus the tables here are shells: the fast path works on the tenant's shards, which must

@@ -15,6 +15,7 @@
 #include "extension/datum_convert.hpp"
 #include "extension/hot_path/audit_append.hpp"
 #include "extension/hot_path/kept_plan.hpp"
+#include "extension/hot_path/pending_record.hpp"
 #include "extension/hot_path/tenant_check.hpp"
 #include "extension/key_lock.hpp"
 #include "extension/store_functions.hpp"
@@ -71,6 +72,38 @@ std::optional<citus::ShardRoute> shards_of_handle(FunctionCallInfo fcinfo) {
   return citus::local_route(datum::text_datum(parsed->tenant));
 }
 
+// What complete's UPDATE writes, as one INSERT of the pending record, and its audit row.
+Datum complete_pending(FunctionCallInfo fcinfo, const pending::Held& held, int32 status) {
+  const TimestampTz now = GetCurrentTimestamp();
+  Args response;
+  response.add(Int32GetDatum(status));
+  for (int n = 3; n <= 7; ++n) response.add(arg_value(fcinfo, n));  // headers, body, order_id, handler_response, local_status
+  response.add(TimestampTzGetDatum(now));
+  pending::write_resolved(held, response);
+  const RecordParams& p = held.params;
+  AuditRow audit;
+  audit.tenant_id = Value::of(p.tenant_id);
+  audit.scope_digest = Value::of(p.scope_digest);
+  audit.client_key = Value::of(p.client_key);
+  audit.caller_id = Value::of(p.caller_id);
+  audit.resource = Value::of(p.resource);
+  audit.generation = Value::of(Int32GetDatum(held.generation));
+  audit.attempt = Value::of(Int64GetDatum(held.attempt));
+  audit.mutation_type = Value::of(p.mutation_type);
+  audit.outcome = Value::of(datum::text_datum("completed"));
+  audit.handler_called = arg_value(fcinfo, 8);
+  audit.order_id = arg_value(fcinfo, 5);
+  audit.handler_response = arg_value(fcinfo, 6);
+  audit.local_status = arg_value(fcinfo, 7);
+  audit.retry_count = Value::of(Int32GetDatum(1));  // a pending record is its generation's first attempt
+  audit.attempted_at = Value::of(p.now);
+  audit.completed_at = Value::of(TimestampTzGetDatum(now));
+  spi_connect();
+  append_audit(audit);
+  spi_finish();
+  PG_RETURN_VOID();
+}
+
 Datum complete(FunctionCallInfo fcinfo) {
   // Which calls this path tries is core's predicate (protocol::fast_path_completes): every refusal
   // is the general path's to name.
@@ -104,6 +137,13 @@ Datum complete(FunctionCallInfo fcinfo) {
   const Datum digest = datum::bytea_datum(handle->scope_digest);
 
   require_tenant(tenant);
+  // The record this transaction's acquire kept pending: written once, resolved.
+  pending::Held held;
+  const auto bytes = [](const hash::Digest& d) { return std::string_view(reinterpret_cast<const char*>(d.data()), d.size()); };
+  if (!shards && pending::find(handle->tenant, bytes(handle->scope_digest), attempt, bytes(secret_hash), &held) &&
+      key_lock::held_by_me(lock)) {
+    return complete_pending(fcinfo, held, status);
+  }
   spi_connect();
   const TimestampTz now = GetCurrentTimestamp();
   Args update;

@@ -14,7 +14,7 @@
 
 namespace idem::hot {
 
-constexpr int kMaxPlanArgs = 20;
+constexpr int kMaxPlanArgs = 24;
 
 struct KeptPlan {
   const char* sql;

@@ -13,6 +13,7 @@ extern "C" {
 #include "commands/trigger.h"     // TriggerData: the forward-only status trigger
 #include "catalog/pg_trigger.h"   // TRIGGER_FOR_*: a guard and its log trigger find each other
 #include "executor/spi.h"         // SPI: load the machine tables, log transitions
+#include "executor/executor.h"    // ExecutorStart_hook: a statement on idem.keys writes the pending records first
 #include "access/detoast.h"       // toast_raw_datum_size: a payload's size before reading it
 #include "access/genam.h"         // systable_beginscan: read idem.retired_keys under the latest snapshot
 #include "access/htup_details.h"  // heap_getattr

@@ -121,5 +121,38 @@ TEST(PlanArgs, OneMoreThanTheCapacityIsRefusedAndWritesNothing) {
   EXPECT_EQ(args.values[1], 2u);
 }
 
+
+TEST(HotStatements, APendingRecordIsWrittenWithWhatItsAcquireDrew) {
+  EXPECT_EQ(kPendingRecordParams, 15);
+  EXPECT_EQ(pending_record_insert(PendingWrite::kInProgress),
+            "INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
+            " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
+            " attempted_at, attempts_in_generation, lease_secret_hash, payload_members, key_scope)"
+            " VALUES ($1, $2, 'in_progress', $14, $15, $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, $9 + $7, $9,"
+            " $9 + $7 + $8, $10, $9, 1, $11, $13, CASE WHEN $12 THEN 'tenant' ELSE 'route' END)");
+}
+
+TEST(HotStatements, APendingRecordResolvedByItsCompleteIsOneInsert) {
+  EXPECT_EQ(kResolvedRecordParams, 22);
+  EXPECT_EQ(pending_record_insert(PendingWrite::kResolved),
+            "INSERT INTO idem.keys (tenant_id, scope_digest, status, attempt, generation, payload_hash, hash_scheme,"
+            " caller_id, resource, client_key, lease_interval, ttl, lease_expires_at, created_at, expires_at, mutation_type,"
+            " attempted_at, attempts_in_generation, lease_secret_hash, payload_members, response_status, response_headers,"
+            " response_body, order_id, handler_response, local_status, resolved_at, key_scope)"
+            " VALUES ($1, $2, 'resolved', $14, $15, $3, idem.fingerprint_scheme(), $4, $5, $6, $7, $8, NULL, $9,"
+            " $22 + $8, $10, $9, 1, $11, $13, $16, coalesce($17, jsonb_build_object()), coalesce($18, ''::bytea), $19, $20,"
+            " $21, $22, CASE WHEN $12 THEN 'tenant' ELSE 'route' END)");
+}
+
+TEST(HotStatements, APendingRecordIsCheckedUnderItsLockBeforeItIsKept) {
+  EXPECT_EQ(pending_record_check(),
+            "SELECT nextval('idem.fencing_token_seq'),"
+            " 1 + coalesce((SELECT g.generation FROM idem.retired_keys g WHERE g.tenant_id = $1 COLLATE \"C\" AND g.scope_digest = $2), 0),"
+            " $9 + $7,"
+            " EXISTS (SELECT 1 FROM idem.keys k WHERE k.tenant_id = $1 COLLATE \"C\" AND k.scope_digest = $2)"
+            " OR ($12 AND EXISTS (SELECT 1 FROM idem.keys o WHERE o.tenant_id = $1 COLLATE \"C\""
+            " AND o.client_key = $6 COLLATE \"C\" AND o.key_scope = 'tenant'))");
+}
+
 }  // namespace
 }  // namespace idem::statements
