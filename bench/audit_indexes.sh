@@ -11,6 +11,8 @@
 #               double_charges, reconcile's since) and purge_audit's order
 #   no_pkey     without the primary key     (tenant_id, mutation_id)
 #   brin_time   no_time and no_pkey, attempted_at as a BRIN instead: two btree indexes left
+#   two_writes  the installed indexes, idem.pending_record off: the record inserted at acquire and
+#               updated at complete, as before 0.4.0 (issue 24 item 1's figure in a grown store)
 # usage: [ROUNDS=3] [SECONDS_EACH=8] [CLIENTS="8 1"] [GROWN_KEYS=100000] [VARIANTS="..."] bench/audit_indexes.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +36,7 @@ variant_sql() {
     no_pkey) echo "ALTER TABLE idem.mutations DROP CONSTRAINT mutations_pkey;" ;;
     brin_time) echo "DROP INDEX idem.mutations_time_idx; ALTER TABLE idem.mutations DROP CONSTRAINT mutations_pkey;
                      CREATE INDEX mutations_time_brin ON idem.mutations USING brin (attempted_at);" ;;
+    two_writes) echo "DO \$\$ BEGIN EXECUTE format('ALTER DATABASE %I SET idem.pending_record = off', current_database()); END \$\$;" ;;
     *) echo "unknown variant $1" >&2; exit 2 ;;
   esac
 }

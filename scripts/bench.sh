@@ -204,17 +204,18 @@ floor() {
 # Updates of idem.keys so far, and how many were HOT (complete's are meant to be).
 key_updates() { q -F ' ' -c "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'idem.keys'::regclass"; }
 
+# new_key CLIENTS RATE; NEW_KEY_RUN names the run (new_key_two_writes: idem.pending_record off).
 new_key() {
   clear_tables
   local before updates_before updates_after
   before=$(tokens_issued)
   updates_before=$(key_updates)
-  run new_key new_key.sql "$@"
+  run "${NEW_KEY_RUN:-new_key}" new_key.sql "$@"
   sleep 1  # pgbench's backends report their counts as they exit
   updates_after=$(key_updates)
   read -r u0 h0 <<<"$updates_before"
   read -r u1 h1 <<<"$updates_after"
-  echo "   complete as a HOT update: $((h1 - h0)) of $((u1 - u0)) updates of idem.keys" | tee -a "$OUT/hot-updates.txt"
+  echo "   ${NEW_KEY_RUN:-new_key}: $((u1 - u0)) updates of idem.keys, $((h1 - h0)) of them HOT" | tee -a "$OUT/hot-updates.txt"
   expect "new_key $1 clients: resolved first-generation keys = transactions" \
     "$(q -c "SELECT count(*) FROM idem.keys WHERE status = 'resolved' AND generation = 1")" "$TXNS"
   expect "new_key $1 clients: one attempt per transaction" $(($(tokens_issued) - before)) "$TXNS"
@@ -265,6 +266,9 @@ floor 1 -
 floor "$BENCH_CLIENTS" -
 new_key 1 -
 new_key "$BENCH_CLIENTS" -
+# The record written at acquire and updated at complete, as before 0.4.0's pending record.
+NEW_KEY_RUN=new_key_two_writes PGOPTIONS="-c idem.pending_record=off" new_key 1 -
+NEW_KEY_RUN=new_key_two_writes PGOPTIONS="-c idem.pending_record=off" new_key "$BENCH_CLIENTS" -
 peer_new_key 1 -
 peer_new_key "$BENCH_CLIENTS" -
 ceiling_new_key 1 -
@@ -361,6 +365,7 @@ echo "peers: new_key vs peer_new_key and replay vs peer_replay (the hand-written
 echo "replay vs replay_noaudit (idem.audit_replays off) vs pk_read (a bare primary-key read of the stored response)"
 echo "and pk_read_payload (the same read of a request carrying its payload), the bounds ceiling_new_key (new_key's"
 echo "five statements with acquire and complete doing nothing) and ceiling_replay (an audited replay's one write),"
+echo "new_key vs new_key_two_writes (idem.pending_record off: the record inserted at acquire, updated at complete),"
 echo "new_key vs new_key_noaudit (audit append"
 echo "swapped for a no-op in the bench database), status_guarded vs status_plain (the trigger + its log row)"
 if [ -s "$OUT/contended-mix.txt" ]; then

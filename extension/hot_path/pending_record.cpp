@@ -80,9 +80,14 @@ void write(int i, KeptPlan& plan, const Args& args) {
 // The executor hook: a statement about to read or write idem.keys sees the pending records.
 ExecutorStart_hook_type previous_executor_start = nullptr;
 
-bool names_keys(const PlannedStmt* statement) {
+// Plain C: idem.keys, or InvalidOid once the extension is dropped.
+Oid keys_table() {
   const Oid schema = get_namespace_oid("idem", true);
-  const Oid keys = OidIsValid(schema) ? get_relname_relid("keys", schema) : InvalidOid;
+  return OidIsValid(schema) ? get_relname_relid("keys", schema) : InvalidOid;
+}
+
+bool names_keys(const PlannedStmt* statement) {
+  const Oid keys = keys_table();
   if (!OidIsValid(keys)) return false;
   ListCell* cell;
   foreach (cell, statement->rtable) {
@@ -123,6 +128,11 @@ void executor_start(QueryDesc* query, int eflags) {
 void at_transaction_event(XactEvent event, void*) {
   if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) {
     if (!any()) return;
+    // DROP EXTENSION in the transaction took the records with it, as it took an inserted one.
+    if (!OidIsValid(keys_table())) {
+      used = 0;
+      return;
+    }
     // Portals are closed by now: SPI needs a snapshot of its own (an error pops it with the rest).
     const bool pushed = !ActiveSnapshotSet();
     if (pushed) PushActiveSnapshot(GetTransactionSnapshot());

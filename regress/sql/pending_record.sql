@@ -173,3 +173,19 @@ COMMIT;
 SELECT key_scope FROM idem.keys WHERE client_key = 'pending-key-00015';
 DROP FUNCTION keys_written();
 DROP FUNCTION key_locks_held();
+
+-- DROP EXTENSION in the holder's transaction takes a pending record with it, as it took an
+-- inserted one: the COMMIT succeeds.
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE idem_pending_drop;
+\c idem_pending_drop
+SET client_min_messages = warning;
+CREATE EXTENSION pg_idempotency;
+RESET client_min_messages;
+BEGIN;
+SELECT outcome FROM idem.acquire('t-pend', 'pending-key-00016', '{"n":16}'::jsonb);
+DROP EXTENSION pg_idempotency;
+COMMIT;
+SELECT count(*) AS installed FROM pg_extension WHERE extname = 'pg_idempotency';
+\c :regress_db
+DROP DATABASE idem_pending_drop;
