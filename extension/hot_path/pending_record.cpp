@@ -69,7 +69,7 @@ void write(int i, KeptPlan& plan, const Args& args) {
   const Oid owner = e.owner;
   if (same_level) forget(i);  // the row now lives where its lock does: nothing left to undo
   writing = true;
-  pg::as_user(owner, [&] {
+  pg::as_owner(owner, [&] {
     spi_connect();
     (void)execute(plan, args, 0, SPI_OK_INSERT, "could not write a pending record");
     spi_finish();
@@ -188,6 +188,9 @@ void keep(const RecordParams& params, bool members_null, int64 attempt, int32 ge
   e.owner = GetUserId();
   e.made_in = GetCurrentSubTransactionId();
   e.written_in = InvalidSubTransactionId;
+  // The lock the record's INSERT took at acquire, so that what waits for this transaction (a
+  // CREATE INDEX, a LOCK TABLE ... SHARE) waits as it did, and the write never waits for them.
+  pg::call(LockRelationOid, pg::call(keys_table), LOCKMODE(RowExclusiveLock));
   slots[used++] = e;
 }
 

@@ -25,6 +25,7 @@ extern "C" {
 #include "mb/pg_wchar.h"          // GetDatabaseEncoding: fingerprints need a UTF-8 database
 #include "miscadmin.h"            // CHECK_FOR_INTERRUPTS, MyDatabaseId
 #include "storage/lock.h"         // LockRelease: give back a key's advisory lock after a refusal
+#include "storage/lmgr.h"         // LockRelationOid: a pending record holds the lock its INSERT would
 #include "storage/proc.h"         // MyProc->lxid: the transaction an outbox's noted groups belong to
 #include "common/hashfn.h"        // hash_bytes_extended: an outbox group's lock tag
 #include "commands/sequence.h"    // nextval_internal: a transaction's outbox id

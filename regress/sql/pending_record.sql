@@ -165,6 +165,43 @@ SELECT status FROM idem.keys WHERE client_key = 'pending-key-00014';
 SELECT idem.unbind_tenant('regress_pending_svc', 't-pend-svc');
 DROP ROLE regress_pending_svc;
 
+-- Bug regression (found by an attack on the change): the commit-time write ran under the
+-- session's search_path, so a service that put a schema of its own first could have the
+-- extension's owner run its operator "+" (the INSERT's now + lease). Fixed: the write pins
+-- search_path to pg_catalog, pg_temp, as the SECURITY DEFINER functions do.
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS pending_evil CASCADE;
+DROP ROLE IF EXISTS regress_pending_evil;
+RESET client_min_messages;
+CREATE ROLE regress_pending_evil NOLOGIN IN ROLE idem_service;
+SELECT idem.bind_tenant('regress_pending_evil', 't-pend-evil');
+CREATE SCHEMA pending_evil AUTHORIZATION regress_pending_evil;
+SET ROLE regress_pending_evil;
+CREATE TABLE pending_evil.ran_as (who name);
+CREATE FUNCTION pending_evil.plus(t timestamptz, i interval) RETURNS timestamptz LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO pending_evil.ran_as VALUES (current_user);
+  RETURN pg_catalog.timestamptz_pl_interval(t, i);
+END $$;
+CREATE OPERATOR pending_evil.+ (LEFTARG = timestamptz, RIGHTARG = interval, FUNCTION = pending_evil.plus);
+BEGIN;
+SELECT outcome FROM idem.acquire('t-pend-evil', 'pending-key-00017', '{"n":17}'::jsonb);
+SET LOCAL search_path = pending_evil, pg_catalog;
+COMMIT;
+SELECT count(*) AS ran_their_operator FROM pending_evil.ran_as;
+RESET ROLE;
+SELECT status, lease_expires_at = created_at + lease_interval AS lease_from_created FROM idem.keys WHERE client_key = 'pending-key-00017';
+-- The same for the executor hook's write, from a read in the transaction.
+BEGIN;
+SELECT outcome FROM idem.acquire('t-pend-evil', 'pending-key-00018', '{"n":18}'::jsonb);
+SET LOCAL search_path = pending_evil, pg_catalog;
+SELECT status FROM idem.keys WHERE client_key = 'pending-key-00018';
+COMMIT;
+SELECT count(*) AS ran_their_operator FROM pending_evil.ran_as;
+DROP SCHEMA pending_evil CASCADE;
+SELECT idem.unbind_tenant('regress_pending_evil', 't-pend-evil');
+DROP ROLE regress_pending_evil;
+
 -- An idem.key_scope changed after acquire: the record keeps the scope it was acquired under.
 BEGIN;
 SELECT outcome FROM idem.acquire('t-pend', 'pending-key-00015', '{"n":15}'::jsonb);
