@@ -26,6 +26,7 @@ struct Entry {
   int64 attempt;
   int32 generation;
   Oid owner;                         // the role the record is written as (acquire's)
+  Oid keys;                          // the idem.keys it belongs in (a DROP and CREATE EXTENSION make another)
   SubTransactionId made_in;          // where its key's lock was taken (and is held)
   SubTransactionId written_in;       // InvalidSubTransactionId while pending
 };
@@ -62,18 +63,23 @@ Args row_of(const Entry& e) {
 
 // Marked written before its INSERT starts (the INSERT names idem.keys, so the hook sees it); an
 // INSERT that fails aborts the (sub)transaction, whose callback then forgets or restores it.
+// A transaction made READ ONLY after its acquire still writes it, as acquire wrote it before
+// then: the flag is lifted for the INSERT alone (a subtransaction's abort restores its parent's).
 void write(int i, KeptPlan& plan, const Args& args) {
   Entry& e = slots[i];
   e.written_in = GetCurrentSubTransactionId();
   const bool same_level = e.written_in == e.made_in;
   const Oid owner = e.owner;
   if (same_level) forget(i);  // the row now lives where its lock does: nothing left to undo
+  const bool read_only = XactReadOnly;
   writing = true;
+  XactReadOnly = false;
   pg::as_owner(owner, [&] {
     spi_connect();
     (void)execute(plan, args, 0, SPI_OK_INSERT, "could not write a pending record");
     spi_finish();
   });
+  XactReadOnly = read_only;
   writing = false;
 }
 
@@ -128,11 +134,6 @@ void executor_start(QueryDesc* query, int eflags) {
 void at_transaction_event(XactEvent event, void*) {
   if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE) {
     if (!any()) return;
-    // DROP EXTENSION in the transaction took the records with it, as it took an inserted one.
-    if (!OidIsValid(keys_table())) {
-      used = 0;
-      return;
-    }
     // Portals are closed by now: SPI needs a snapshot of its own (an error pops it with the rest).
     const bool pushed = !ActiveSnapshotSet();
     if (pushed) PushActiveSnapshot(GetTransactionSnapshot());
@@ -190,7 +191,8 @@ void keep(const RecordParams& params, bool members_null, int64 attempt, int32 ge
   e.written_in = InvalidSubTransactionId;
   // The lock the record's INSERT took at acquire, so that what waits for this transaction (a
   // CREATE INDEX, a LOCK TABLE ... SHARE) waits as it did, and the write never waits for them.
-  pg::call(LockRelationOid, pg::call(keys_table), LOCKMODE(RowExclusiveLock));
+  e.keys = pg::call(keys_table);
+  pg::call(LockRelationOid, e.keys, LOCKMODE(RowExclusiveLock));
   slots[used++] = e;
 }
 
@@ -222,8 +224,16 @@ bool any() {
 }
 
 void write_all() {
+  const Oid keys = pg::call(keys_table);
   for (int i = used - 1; i >= 0; --i) {
-    if (i < used && slots[i].written_in == InvalidSubTransactionId) write(i, in_progress_insert, row_of(slots[i]));
+    if (i >= used || slots[i].written_in != InvalidSubTransactionId) continue;
+    if (slots[i].keys != keys) {
+      // DROP EXTENSION in the transaction took the record with it, as it took an inserted one;
+      // an idem.keys created again after it is another store.
+      forget(i);
+      continue;
+    }
+    write(i, in_progress_insert, row_of(slots[i]));
   }
 }
 

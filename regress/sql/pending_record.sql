@@ -202,6 +202,33 @@ DROP SCHEMA pending_evil CASCADE;
 SELECT idem.unbind_tenant('regress_pending_evil', 't-pend-evil');
 DROP ROLE regress_pending_evil;
 
+-- Bug regressions (the same attack): a read in the statement after the one that wrote the record
+-- shared that statement's snapshot and missed it; idem.handler_key and idem.stats are VOLATILE
+-- now (a snapshot per statement), so two keys' processor keys come in one statement.
+BEGIN;
+INSERT INTO got SELECT 'hk1', a FROM idem.acquire('t-pend', 'pending-key-00019', '{"n":19}'::jsonb) a;
+INSERT INTO got SELECT 'hk2', a FROM idem.acquire('t-pend', 'pending-key-00020', '{"n":20}'::jsonb) a;
+SELECT idem.handler_key((a.r).handle, (a.r).attempt) = (a.r).handler_key AS first_key,
+       idem.handler_key((b.r).handle, (b.r).attempt) = (b.r).handler_key AS second_key
+  FROM got a, got b WHERE a.step = 'hk1' AND b.step = 'hk2';
+SELECT g, idem.handler_key((r).handle, (r).attempt) = (r).handler_key AS same_key FROM got, generate_series(1, 2) g WHERE step = 'hk1';
+ROLLBACK;
+-- A transaction made READ ONLY after its acquire: the record is written (as acquire wrote it
+-- before the switch), and the transaction stays read-only.
+CREATE TABLE pending_ro_probe (n int);
+BEGIN;
+SELECT outcome FROM idem.acquire('t-pend', 'pending-key-00021', '{"n":21}'::jsonb);
+SET TRANSACTION READ ONLY;
+SELECT status FROM idem.keys WHERE client_key = 'pending-key-00021';
+SELECT expect_error('INSERT INTO pending_ro_probe VALUES (1)') AS still_read_only;
+ROLLBACK;
+BEGIN;
+SELECT outcome FROM idem.acquire('t-pend', 'pending-key-00022', '{"n":22}'::jsonb);
+SET TRANSACTION READ ONLY;
+COMMIT;
+SELECT status FROM idem.keys WHERE client_key = 'pending-key-00022';
+DROP TABLE pending_ro_probe;
+
 -- An idem.key_scope changed after acquire: the record keeps the scope it was acquired under.
 BEGIN;
 SELECT outcome FROM idem.acquire('t-pend', 'pending-key-00015', '{"n":15}'::jsonb);
@@ -224,5 +251,13 @@ SELECT outcome FROM idem.acquire('t-pend', 'pending-key-00016', '{"n":16}'::json
 DROP EXTENSION pg_idempotency;
 COMMIT;
 SELECT count(*) AS installed FROM pg_extension WHERE extname = 'pg_idempotency';
+-- Dropped and created again in that transaction: the new store does not receive it.
+CREATE EXTENSION pg_idempotency;
+BEGIN;
+SELECT outcome FROM idem.acquire('t-pend', 'pending-key-00023', '{"n":23}'::jsonb);
+DROP EXTENSION pg_idempotency;
+CREATE EXTENSION pg_idempotency;
+COMMIT;
+SELECT count(*) AS records FROM idem.keys;
 \c :regress_db
 DROP DATABASE idem_pending_drop;

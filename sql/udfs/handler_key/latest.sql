@@ -17,7 +17,7 @@ GRANT EXECUTE ON FUNCTION idem.handler_key(text) TO idem_service;
 CREATE OR REPLACE FUNCTION idem.handler_key(handle text, attempt bigint)
  RETURNS text
  LANGUAGE plpgsql
- STABLE SECURITY DEFINER
+ SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET enable_seqscan TO 'off'
 AS $function$

@@ -1,7 +1,7 @@
 CREATE OR REPLACE FUNCTION idem.stats(since timestamp with time zone DEFAULT (now() - '01:00:00'::interval), until timestamp with time zone DEFAULT now())
  RETURNS TABLE(tenant_id text, resource text, generations bigint, attempts bigint, resumed bigint, takeovers bigint, completed bigint, released bigint, abandoned bigint, resolved_by_operator bigint, replays bigint, in_progress bigint, mismatches bigint, key_reused bigint, in_flight bigint)
  LANGUAGE plpgsql
- STABLE SECURITY DEFINER
+ SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
