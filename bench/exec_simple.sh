@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Issue 24 item 3: the audit row through the extension's kept SPI plan (idem._audit, what every
-# path's audit append runs) beside the same row written as the logical-replication apply worker
-# writes (ExecSimpleRelationInsert on an EState made by hand: bench/exec_simple/exec_simple.c,
-# loaded into this bench's own database only), and beside one INSERT ... SELECT of as many rows
-# (one executor for all: a floor, not a per-call path). N rows per turn, in alternating turns;
-# prints server microseconds per row. usage: [N=20000] [TURNS=5] bench/exec_simple.sh
+# Issue 24 item 3: the audit row as the extension writes it on one node since 0.4.0 (idem._audit,
+# what every path's audit append runs: ExecSimpleRelationInsert on an EState made per row, as the
+# logical-replication apply worker writes one) beside the same call through the kept SPI plan it
+# used before (forced, in a transaction rolled back afterwards, by a column of idem.mutations the
+# direct write does not fill), and beside one INSERT ... SELECT of as many rows (one executor for
+# all: a floor, not a per-call path). N rows per turn, in alternating turns; prints server
+# microseconds per row. usage: [N=20000] [TURNS=5] bench/exec_simple.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-20000} TURNS=${TURNS:-5}
@@ -13,18 +14,10 @@ build_and_install_extension >/dev/null
 pg_up >/dev/null  # started here: stopped on exit; already running: left running
 url=$(scripts/pg.sh url)
 db="${url%/*}/idem_bench_exec_simple"
-out=$ROOT/build-bench/exec_simple
-mkdir -p "$out"
-cp bench/exec_simple/exec_simple.c bench/exec_simple/Makefile "$out/"
-make -s -C "$out" PG_CONFIG="$(command -v pg_config)" >/dev/null
-chmod 755 "$ROOT/build-bench" "$out" && chmod 644 "$out/exec_simple.so"  # the server (postgres) loads it
 psql "$url" -qAtX -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS idem_bench_exec_simple" \
   -c "CREATE DATABASE idem_bench_exec_simple" >/dev/null
 psql "$db" -qAtX -v ON_ERROR_STOP=1 <<SQL >/dev/null
 CREATE EXTENSION pg_idempotency;
-CREATE FUNCTION bench_audit_simple(text, bytea, text, text, text, integer, bigint, text, text, boolean, text, jsonb,
-                                   text, text, text, integer, timestamptz, timestamptz) RETURNS void
-  LANGUAGE c AS '$out/exec_simple.so', 'bench_audit_simple';
 -- The template: the completed row of one real new key.
 SELECT idem.complete(a.handle, a.attempt, 201, '{}', '\x7b7d'::bytea, 'ord-exec-simple-1', '{"charge_id":"ch_1"}')
   FROM idem.acquire('acme', 'exec-simple-template-key', '{"amount_cents":1999}'::jsonb) a;
@@ -39,16 +32,18 @@ per_row() {  # per_row WAY: server us per row of N
   local sql
   case $1 in
     # Each row's order id names its g: the call is made once per row, not once for the template.
+    simple) sql="SELECT count(*) FROM generate_series(1, $N) g, LATERAL (SELECT idem._audit($args) FROM template t) a" ;;
     spi) sql="SELECT count(*) FROM generate_series(1, $N) g, LATERAL (SELECT idem._audit($args) FROM template t) a" ;;
-    simple) sql="SELECT count(*) FROM generate_series(1, $N) g, LATERAL (SELECT bench_audit_simple($args) FROM template t) a" ;;
     bulk) sql="INSERT INTO idem.mutations (tenant_id, scope_digest, client_key, caller_id, resource, generation, attempt, mutation_type,
                  outcome, handler_called, order_id, handler_response, local_status, error_message, recovery_point, retry_count,
                  attempted_at, completed_at) SELECT $args FROM generate_series(1, $N) g, template t" ;;
   esac
   psql "$db" -qAtX -v ON_ERROR_STOP=1 <<SQL
+$([ "$1" = spi ] && echo "BEGIN; ALTER TABLE idem.mutations ADD COLUMN bench_spi_way text;")
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
 $sql \g /dev/null
 SELECT round((extract(epoch FROM clock_timestamp()) - :t0) * 1e6 / $N, 2);
+$([ "$1" = spi ] && echo "ROLLBACK;")
 SQL
 }
 echo "run $(date -u +%Y%m%d-%H%M%S) at $(git rev-parse --short HEAD): server us per audit row, $N rows a turn, $TURNS turns"
@@ -60,8 +55,9 @@ done
 for w in "${ways[@]}"; do
   printf '%-7s %s  (median %s)\n' "$w" "${figures[$w]}" "$(tr ' ' '\n' <<<"${figures[$w]}" | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')"
 done
-# The rows are the same rows: every way wrote N per turn (each through the invariants trigger),
-# alike but for the order id, and each drew its own mutation_id.
-psql "$db" -qAtX -c "SELECT 'rows written: ' || count(*) || ' (expected ' || (3 * $TURNS * $N + $before) || '), distinct but for the order id: ' ||
+# The rows are the same rows: each way kept wrote N per turn (each through the invariants
+# trigger), alike but for the order id, and each drew its own mutation_id; the spi way's turns
+# were rolled back.
+psql "$db" -qAtX -c "SELECT 'rows written: ' || count(*) || ' (expected ' || (2 * $TURNS * $N + $before) || '), distinct but for the order id: ' ||
   count(DISTINCT (tenant_id, scope_digest, client_key, outcome, handler_response::text, attempted_at)) || ', distinct ids: ' ||
   count(DISTINCT mutation_id) FROM idem.mutations"

@@ -110,6 +110,8 @@ std::string with_params(std::string_view text, const char* const* params, int n,
   return out;
 }
 
+const char* const* audit_column_names() { return kAuditColumnNames; }
+
 std::string audit_insert(const Tables& tables) {
   const std::string columns = joined(kAuditColumnNames, kAuditColumns), values = parameter_list(kAuditColumns);
   if (tables.shards) {

@@ -31,6 +31,9 @@ struct Tables {
   bool shards = false;
 };
 
+// The audit row's column names, in audit_columns.def's order (kAuditColumns of them).
+const char* const* audit_column_names();
+
 // INSERT INTO <mutations> (<the columns>) VALUES ($1, ..., $n); into shards, with mutation_id first.
 std::string audit_insert(const Tables& tables = {});
 
