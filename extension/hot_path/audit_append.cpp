@@ -6,7 +6,7 @@
 // there), in a read-only transaction or in parallel mode (which the executor refuses by name), for
 // an owner that is not a superuser (row security applies to it: the executor checks policies,
 // this writer does not), and when idem.mutations has a column the row does not fill (a default
-// the executor would compute).
+// the executor would compute), a statement-level INSERT trigger, a transition table or a rule.
 #include "extension/hot_path/audit_append.hpp"
 
 #include <cstring>
@@ -47,7 +47,12 @@ bool insert_directly_unsafe(const Args* args) {
   TupleDesc desc = RelationGetDescr(rel);
   int source[kMaxColumns];  // the argument of each column; -1 the identity, -2 a dropped column
   const char* const* names = statements::audit_column_names();
-  bool fillable = desc->natts <= kMaxColumns;
+  // A statement trigger, a transition table or a rule is what the executor and the rewriter run
+  // around a statement: this writer has none to run them around.
+  const TriggerDesc* triggers = rel->trigdesc;
+  bool fillable = desc->natts <= kMaxColumns && rel->rd_rules == nullptr &&
+                  (triggers == nullptr || !(triggers->trig_insert_before_statement || triggers->trig_insert_after_statement ||
+                                            triggers->trig_insert_new_table));
   for (int i = 0; fillable && i < desc->natts; ++i) {
     const Form_pg_attribute att = TupleDescAttr(desc, i);
     source[i] = att->attisdropped ? -2 : std::strcmp(NameStr(att->attname), "mutation_id") == 0 ? -1 : kAuditColumns;

@@ -43,6 +43,26 @@ ALTER TABLE idem.mutations ADD COLUMN written_by text DEFAULT 'the insert';
 SELECT audit_row('released');
 SELECT outcome, written_by FROM idem.mutations WHERE tenant_id = 't-direct' AND outcome = 'released';
 ROLLBACK;
+-- A statement-level trigger or a rule of the user's on the trail (what only a statement runs):
+-- the INSERT writes the row, so they run.
+CREATE TABLE audit_statements (n int);
+CREATE FUNCTION count_audit_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.audit_statements VALUES (1);
+  RETURN NULL;
+END $$;
+BEGIN;
+CREATE TRIGGER count_audit_statement AFTER INSERT ON idem.mutations FOR EACH STATEMENT EXECUTE FUNCTION count_audit_statement();
+SELECT audit_row('released');
+SELECT count(*) AS statement_trigger_ran FROM audit_statements;
+ROLLBACK;
+BEGIN;
+CREATE RULE copy_audit AS ON INSERT TO idem.mutations DO ALSO INSERT INTO public.audit_statements VALUES (2);
+SELECT audit_row('released');
+SELECT count(*) AS rule_ran FROM audit_statements WHERE n = 2;
+ROLLBACK;
+DROP FUNCTION count_audit_statement();
+DROP TABLE audit_statements;
 -- A read-only transaction is refused the row by name, as the INSERT refused it.
 BEGIN READ ONLY;
 SELECT expect_error($$SELECT audit_row('released')$$) AS read_only;
