@@ -1,7 +1,7 @@
 // idem._audit as C. On one node the row is written as PostgreSQL's logical-replication apply
 // worker writes one (execReplication.c's ExecSimpleRelationInsert on an EState set up by hand:
 // BEFORE and AFTER row triggers, constraints and index maintenance, with no planner and no plan's
-// executor start-up): 12.4 us a row against 16.2 through a kept SPI plan (bench/exec_simple.sh,
+// executor start-up): 10.1 us a row against 12.6 through a kept SPI plan (bench/exec_simple.sh,
 // docs/hot-path.md). Elsewhere it goes through the kept plan: on Citus (the table is a shell
 // there), in a read-only transaction or in parallel mode (which the executor refuses by name), for
 // an owner that is not a superuser (row security applies to it: the executor checks policies,
@@ -31,7 +31,6 @@ KeptPlan insert_audit{kInsertAuditSql.c_str(),
 
 std::string audit_insert_sql(const statements::Tables& tables) { return statements::audit_insert(tables); }
 KeptPlanPerTables insert_audit_on_shard{audit_insert_sql, insert_audit};
-
 
 constexpr int kMaxColumns = 64;
 

@@ -72,16 +72,33 @@ std::optional<citus::ShardRoute> shards_of_handle(FunctionCallInfo fcinfo) {
   return citus::local_route(datum::text_datum(parsed->tenant));
 }
 
+// The response as a resolution writes it: status, headers, body, order_id, handler_response,
+// local_status, resolved at `now` (the order of the UPDATE's $3..$9 and of the pending INSERT's).
+Args& add_response(Args& args, FunctionCallInfo fcinfo, int32 status, TimestampTz now) {
+  args.add(Int32GetDatum(status));
+  for (int n = 3; n <= 7; ++n) args.add(arg_value(fcinfo, n));
+  return args.add(TimestampTzGetDatum(now));
+}
+
+// The audit row of a completion: what the call says; the caller adds what the record says.
+AuditRow completion_audit(FunctionCallInfo fcinfo, TimestampTz now) {
+  AuditRow audit;
+  audit.outcome = Value::of(datum::text_datum("completed"));
+  audit.handler_called = arg_value(fcinfo, 8);
+  audit.order_id = arg_value(fcinfo, 5);
+  audit.handler_response = arg_value(fcinfo, 6);
+  audit.local_status = arg_value(fcinfo, 7);
+  audit.completed_at = Value::of(TimestampTzGetDatum(now));
+  return audit;
+}
+
 // What complete's UPDATE writes, as one INSERT of the pending record, and its audit row.
 Datum complete_pending(FunctionCallInfo fcinfo, const pending::Held& held, int32 status) {
   const TimestampTz now = GetCurrentTimestamp();
   Args response;
-  response.add(Int32GetDatum(status));
-  for (int n = 3; n <= 7; ++n) response.add(arg_value(fcinfo, n));  // headers, body, order_id, handler_response, local_status
-  response.add(TimestampTzGetDatum(now));
-  pending::write_resolved(held, response);
+  pending::write_resolved(held, add_response(response, fcinfo, status, now));
   const RecordParams& p = held.params;
-  AuditRow audit;
+  AuditRow audit = completion_audit(fcinfo, now);
   audit.tenant_id = Value::of(p.tenant_id);
   audit.scope_digest = Value::of(p.scope_digest);
   audit.client_key = Value::of(p.client_key);
@@ -90,14 +107,8 @@ Datum complete_pending(FunctionCallInfo fcinfo, const pending::Held& held, int32
   audit.generation = Value::of(Int32GetDatum(held.generation));
   audit.attempt = Value::of(Int64GetDatum(held.attempt));
   audit.mutation_type = Value::of(p.mutation_type);
-  audit.outcome = Value::of(datum::text_datum("completed"));
-  audit.handler_called = arg_value(fcinfo, 8);
-  audit.order_id = arg_value(fcinfo, 5);
-  audit.handler_response = arg_value(fcinfo, 6);
-  audit.local_status = arg_value(fcinfo, 7);
   audit.retry_count = Value::of(Int32GetDatum(1));  // a pending record is its generation's first attempt
   audit.attempted_at = Value::of(p.now);
-  audit.completed_at = Value::of(TimestampTzGetDatum(now));
   spi_connect();
   append_audit(audit);
   spi_finish();
@@ -147,9 +158,8 @@ Datum complete(FunctionCallInfo fcinfo) {
   spi_connect();
   const TimestampTz now = GetCurrentTimestamp();
   Args update;
-  update.add(tenant).add(digest).add(Int32GetDatum(status));
-  for (int n = 3; n <= 7; ++n) update.add(arg_value(fcinfo, n));  // headers, body, order_id, handler_response, local_status
-  update.add(TimestampTzGetDatum(now)).add(Int64GetDatum(attempt)).add(datum::bytea_datum(secret_hash));
+  update.add(tenant).add(digest);
+  add_response(update, fcinfo, status, now).add(Int64GetDatum(attempt)).add(datum::bytea_datum(secret_hash));
   // Another transaction writing the key (the general path waits, within bounds), or no row: lost,
   // purged, taken over or the wrong secret. Either way nothing was written: the general path names which.
   const bool locked = key_lock::try_take(lock);
@@ -160,7 +170,7 @@ Datum complete(FunctionCallInfo fcinfo) {
     spi_finish();
     return run_general(fcinfo);
   }
-  AuditRow audit;
+  AuditRow audit = completion_audit(fcinfo, now);
   audit.tenant_id = Value::of(tenant);
   audit.scope_digest = Value::of(digest);
   audit.client_key = column(kClientKey);
@@ -169,15 +179,9 @@ Datum complete(FunctionCallInfo fcinfo) {
   audit.generation = column(kGeneration);
   audit.attempt = Value::of(Int64GetDatum(attempt));
   audit.mutation_type = column(kMutationType);
-  audit.outcome = Value::of(datum::text_datum("completed"));
-  audit.handler_called = arg_value(fcinfo, 8);
-  audit.order_id = arg_value(fcinfo, 5);
-  audit.handler_response = arg_value(fcinfo, 6);
-  audit.local_status = arg_value(fcinfo, 7);
   audit.recovery_point = column(kRecoveryPoint);
   audit.retry_count = column(kRetries);
   audit.attempted_at = column(kAttemptedAt);
-  audit.completed_at = Value::of(TimestampTzGetDatum(now));
   append_audit(audit, shards ? &shards->tables : nullptr);
   spi_finish();
   PG_RETURN_VOID();

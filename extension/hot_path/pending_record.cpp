@@ -41,9 +41,12 @@ void forget(int i) {
   slots[i] = slots[--used];
 }
 
-// Plain C: a copy of a parameter's value in the transaction's memory.
+// Plain C: a copy of a parameter's value in the transaction's memory (the types of
+// record_params.def; another is a bug of that file).
 Datum copied_unsafe(Datum value, Oid type) {
   const bool by_value = type == TIMESTAMPTZOID || type == BOOLOID;
+  const bool varlena = type == TEXTOID || type == BYTEAOID;
+  if (!by_value && !varlena && type != INTERVALOID) elog(ERROR, "pg_idempotency: a record parameter of type %u", type);
   const int length = type == INTERVALOID ? static_cast<int>(sizeof(Interval)) : by_value ? 8 : -1;
   const MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
   const Datum copy = datumCopy(value, by_value, length);
@@ -92,8 +95,7 @@ Oid keys_table() {
   return OidIsValid(schema) ? get_relname_relid("keys", schema) : InvalidOid;
 }
 
-bool names_keys(const PlannedStmt* statement) {
-  const Oid keys = keys_table();
+bool names_keys(const PlannedStmt* statement, Oid keys) {
   if (!OidIsValid(keys)) return false;
   ListCell* cell;
   foreach (cell, statement->rtable) {
@@ -119,10 +121,27 @@ void see_own_writes(QueryDesc* query) {
   query->snapshot = fresh;
 }
 
+// Every pending record in_progress, into `keys` (the idem.keys of now).
+void write_pending(Oid keys) {
+  for (int i = used - 1; i >= 0; --i) {
+    if (i >= used || slots[i].written_in != InvalidSubTransactionId) continue;
+    if (slots[i].keys != keys) {
+      // DROP EXTENSION in the transaction took the record with it, as it took an inserted one;
+      // an idem.keys created again after it is another store.
+      forget(i);
+      continue;
+    }
+    write(i, in_progress_insert, row_of(slots[i]));
+  }
+}
+
 void executor_start(QueryDesc* query, int eflags) {
-  if (!writing && any() && !IsInParallelMode() && names_keys(query->plannedstmt)) {
-    Guard([] { write_all(); });
-    see_own_writes(query);
+  if (!writing && any() && !IsInParallelMode()) {
+    const Oid keys = keys_table();
+    if (names_keys(query->plannedstmt, keys)) {
+      Guard([keys] { write_pending(keys); });
+      see_own_writes(query);
+    }
   }
   if (previous_executor_start != nullptr) {
     previous_executor_start(query, eflags);
@@ -176,13 +195,10 @@ bool may_keep() { return gucs::pending_record && used < kSlots && !IsInParallelM
 
 void keep(const RecordParams& params, bool members_null, int64 attempt, int32 generation) {
   Entry e{};
-  int n = 0;
 #define RECORD_PARAM(name, type) \
-  e.params.name = &params.name == &params.payload_members && members_null ? Datum(0) : pg::call(copied_unsafe, params.name, type); \
-  ++n;
+  e.params.name = &params.name == &params.payload_members && members_null ? Datum(0) : pg::call(copied_unsafe, params.name, type);
 #include "core/statements/record_params.def"
 #undef RECORD_PARAM
-  (void)n;
   e.members_null = members_null;
   e.attempt = attempt;
   e.generation = generation;
@@ -223,19 +239,7 @@ bool any() {
   return false;
 }
 
-void write_all() {
-  const Oid keys = pg::call(keys_table);
-  for (int i = used - 1; i >= 0; --i) {
-    if (i >= used || slots[i].written_in != InvalidSubTransactionId) continue;
-    if (slots[i].keys != keys) {
-      // DROP EXTENSION in the transaction took the record with it, as it took an inserted one;
-      // an idem.keys created again after it is another store.
-      forget(i);
-      continue;
-    }
-    write(i, in_progress_insert, row_of(slots[i]));
-  }
-}
+void write_all() { write_pending(pg::call(keys_table)); }
 
 void install() {
   previous_executor_start = ExecutorStart_hook;
