@@ -50,8 +50,9 @@ Mapping mapping_of(const ClientError& e, const ClientOptions& options) {
   // The service's database role is bound to other tenants: its configuration, not the caller's.
   if (n == "ERR_TENANT_FORBIDDEN") return {403, "Tenant forbidden", false};
   if (n == "ERR_CLIENT_OUTCOME_UNKNOWN") return {503, "Outcome unknown", true};
+  // Class 08 from the server itself: a node it needed (a Citus worker) could not be reached.
   if (n == "ERR_CLIENT_CONNECTION_LOST" || n == "ERR_CLIENT_POOL_TIMEOUT" || n == "ERR_OUT_OF_MEMORY" ||
-      e.sqlstate() == "40001" || e.sqlstate() == "40P01") {
+      e.sqlstate() == "40001" || e.sqlstate() == "40P01" || e.sqlstate().rfind("08", 0) == 0) {
     return {503, "Service unavailable", true};
   }
   return {500, "Internal error", false};
@@ -110,6 +111,10 @@ std::string public_detail(const ClientError& error, const Mapping& m) {
   if (n == "ERR_CLIENT_CONNECTION_LOST") {
     return "the service lost its database connection before anything was committed; retry the same request with "
            "the same Idempotency-Key after Retry-After seconds";
+  }
+  if (error.sqlstate().rfind("08", 0) == 0 && n.rfind("ERR_CLIENT_", 0) != 0) {
+    return "a database node this request needs could not be reached and nothing was committed; retry the same "
+           "request with the same Idempotency-Key after Retry-After seconds";
   }
   if (n == "ERR_CLIENT_POOL_TIMEOUT") {
     return "the service had no free database connection in time and did nothing; retry the same request with the "

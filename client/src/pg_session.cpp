@@ -133,6 +133,13 @@ struct Session::Impl {
     try {
       return f();
     } catch (const pqxx::broken_connection& e) {
+      // libpqxx throws this for a server's class 08 error too, over a connection still open: on
+      // Citus the coordinator so reports a worker it cannot reach. The statement failed and its
+      // transaction with it; this session is fine and is kept (a consumer's other tenants go on).
+      if (conn.is_open() && !committing) {
+        const auto [message, hint] = split_message(e.what());
+        throw DatabaseError("SQLSTATE_08006", "08006", message, hint);
+      }
       broken = true;
       if (committing) throw OutcomeUnknown(e.what());
       throw connection_lost(e.what());

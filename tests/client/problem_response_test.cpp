@@ -66,5 +66,21 @@ TEST(ProblemResponse, ConnectionErrorsKeepTheDatabasesAddressOutOfTheBody) {
   EXPECT_EQ(busy.body.find("pool_size"), std::string::npos) << busy.body;
 }
 
+// On Citus the coordinator reports a worker it cannot reach with SQLSTATE 08006 over a healthy
+// connection: unavailable and worth a retry, and the worker's address stays out of the body.
+TEST(ProblemResponse, AnUnreachableNodeIsUnavailableWithoutItsAddress) {
+  const Response r = problem_response(DatabaseError(
+      "SQLSTATE_08006", "08006",
+      "connection to the remote node postgres@10.0.0.9:6432 failed with the following error: Connection refused"));
+  EXPECT_EQ(r.status, 503);
+  ASSERT_NE(r.header("Retry-After"), nullptr);
+  for (const char* internal : {"10.0.0.9", "6432", "postgres@", "remote node"}) {
+    EXPECT_EQ(r.body.find(internal), std::string::npos) << internal << " in " << r.body;
+  }
+  EXPECT_NE(r.body.find(R"("code":"SQLSTATE_08006")"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("retry the same request with the same Idempotency-Key"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"(,"stored":false})"), std::string::npos) << r.body;
+}
+
 }  // namespace
 }  // namespace idem
