@@ -20,8 +20,8 @@ else
 fi
 # The client's Citus-mode program (tests/citus/client_citus.cpp) and, for the full suite, the demo's
 # stack, built where make test builds.
-targets=client_citus
-[ "${CITUS_SMOKE:-0}" = 1 ] || targets="client_citus checkout_service order_consumer payment_processor"
+targets="client_citus consumer_nodes"
+[ "${CITUS_SMOKE:-0}" = 1 ] || targets="client_citus consumer_nodes checkout_service order_consumer payment_processor"
 bash -c "source '$ROOT/scripts/lib.sh' && build_cmake build '$targets' -DIDEM_BENCH=OFF -DIDEM_TESTS=ON" || exit 1
 rc=0
 "$ROOT/tests/citus/citus_test.sh" || rc=$?

@@ -175,15 +175,30 @@ struct OutboxConsumer::Impl {
     if (options.listen) fresh->listen(kChannel);
     if (options.citus && options.listen) {
       nodes.clear();
-      for (const SqlRow& row : fresh->exec(kNodes)) {
-        nodes.emplace_back(row.at(0).value_or(""), number<int>(row.at(1), "nodeport"));
-      }
       listeners.clear();
-      listeners.resize(nodes.size());
+      read_nodes(*fresh);
       (void)listen_on_nodes();
     }
     db = std::move(fresh);
     return *db;
+  }
+
+  // The nodes of pg_dist_node, read at connect and again before each idle wait: a node added
+  // since (and a tenant moved to it) notifies where no listener was made. Listeners of nodes
+  // still there are kept; those of nodes gone are closed.
+  void read_nodes(pg::Session& coordinator) {
+    std::vector<std::pair<std::string, int>> now;
+    for (const SqlRow& row : coordinator.exec(kNodes)) {
+      now.emplace_back(row.at(0).value_or(""), number<int>(row.at(1), "nodeport"));
+    }
+    if (now == nodes) return;
+    std::vector<std::unique_ptr<pg::Session>> kept(now.size());
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const auto was = std::find(nodes.begin(), nodes.end(), now[i]);
+      if (was != nodes.end()) kept[i] = std::move(listeners[static_cast<std::size_t>(was - nodes.begin())]);
+    }
+    nodes = std::move(now);
+    listeners = std::move(kept);
   }
 
   // Connects the listeners that are missing or broke; false while one cannot, whose commits then
@@ -412,10 +427,10 @@ std::size_t OutboxConsumer::poll_once(const Handler& handler) {
 bool OutboxConsumer::wait_for_events() {
   bool listening = impl_->options.listen;
   if (listening && impl_->options.citus) {
-    (void)impl_->session();
+    impl_->read_nodes(impl_->session());
     bool remade = false;
     listening = impl_->listen_on_nodes(&remade);
-    if (remade) return false;  // what the broken listener would have heard: poll now
+    if (remade) return false;  // what a broken or a new node's listener would have heard: poll now
   }
   auto period = listening ? impl_->options.idle_poll : impl_->options.idle_poll_without_listen;
   if (std::chrono::steady_clock::now() < impl_->retries_until) period = std::min(period, std::chrono::milliseconds(1000));

@@ -1,6 +1,6 @@
 -- 0.4.0's Citus functions on a server without Citus: citus_distribute, citus_prepare_node and
 -- citus_check_table refuse with ERR_CITUS_MISSING and change nothing. The tenant-first forms of
--- complete, checkpoint, release, resolve_stuck and retry_stuck (which Citus runs on the tenant's
+-- complete, checkpoint, release, handler_key, resolve_stuck and retry_stuck (which Citus runs on the tenant's
 -- node) work on one node too, and refuse a handle of another tenant, or a NULL tenant, with
 -- ERR_ARGUMENT_INVALID.
 \set SHOW_CONTEXT never
@@ -14,6 +14,7 @@ SELECT last_value AS audit_sequence_untouched FROM idem.mutations_mutation_id_se
 -- Tenant first, on one node: acquire, checkpoint, release, acquire again (resumes), complete.
 SELECT handle AS h, attempt AS a FROM idem.acquire('t-first', 'tenant-first-key-0001', '{"n":1}'::jsonb) \gset
 SELECT idem.checkpoint('t-first', :'h', :a, 'charge_created', '{"charge":"ch_1"}') IS NOT NULL AS checkpointed;
+SELECT idem.handler_key('t-first', :'h', :a) = idem.handler_key(:'h', :a) AS handler_key_tenant_first;
 SELECT idem.release('t-first', :'h', :a, 'processor timeout');
 SELECT outcome, recovery_point, handle AS h2, attempt AS a2
   FROM idem.acquire('t-first', 'tenant-first-key-0001', '{"n":1}'::jsonb) \gset
@@ -26,6 +27,7 @@ SELECT handle AS h3, attempt AS a3 FROM idem.acquire('t-first', 'tenant-first-ke
 SELECT expect_error(format($$SELECT idem.complete('t-other', %L, %s, 200, '{}'::jsonb, ''::bytea)$$, :'h3', :a3)) AS other_tenant;
 SELECT expect_error(format($$SELECT idem.release(NULL, %L, %s)$$, :'h3', :a3)) AS null_tenant;
 SELECT expect_error(format($$SELECT idem.checkpoint('t-other', %L, %s, 'x')$$, :'h3', :a3)) AS checkpoint_other_tenant;
+SELECT expect_error(format($$SELECT idem.handler_key('t-other', %L, %s)$$, :'h3', :a3)) AS handler_key_other_tenant;
 SELECT status FROM idem.keys WHERE tenant_id = 't-first' AND client_key = 'tenant-first-key-0002';
 -- The operator's tenant-first forms: another tenant's handle refused and nothing changed, then
 -- retry_stuck ends the lease and resolve_stuck gives the response the key replays.

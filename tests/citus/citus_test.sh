@@ -13,11 +13,11 @@ bin=$ROOT/build/pg-install/usr/lib/postgresql/15/bin
 "$ROOT/scripts/citus.sh" drop-database "$DB"
 "$ROOT/scripts/citus.sh" database "$DB" || { echo "FAILED: could not make database $DB on the cluster"; exit 1; }
 # CITUS_KEEP_DB=1 keeps the database for a look after a failure.
-trap '[ "${CITUS_KEEP_DB:-0}" = 1 ] || "$ROOT/scripts/citus.sh" drop-database "$DB"; rm -rf "$session_dir"' EXIT
+trap '[ "${CITUS_KEEP_DB:-0}" = 1 ] || { "$ROOT/scripts/citus.sh" drop-database "$DB"; "$ROOT/scripts/citus.sh" drop-database idem_citus_nodes; }; rm -rf "$session_dir"' EXIT
 
 # ---- distribution ------------------------------------------------------------------------------
 q "CREATE EXTENSION pg_idempotency" >/dev/null
-check "idem.citus_distribute() distributes the tables and registers the entry points" "35" \
+check "idem.citus_distribute() distributes the tables and registers the entry points" "36" \
   "$(q "SELECT count(*) FROM idem.citus_distribute()")"
 check "a second call changes nothing (idempotent)" "sequences: a range per node" "$(q "SELECT * FROM idem.citus_distribute()")"
 check_has "with shard replicas asked for, it refuses: the fast path writes one copy" "ERR_ARGUMENT_INVALID: citus.shard_replication_factor is 2" \
@@ -432,6 +432,58 @@ check "each worker's audit ids lie in its own range (group id << 48)" "0" \
 if [ "${CITUS_SMOKE:-0}" != 1 ]; then
   source "$ROOT/tests/citus/citus_long.sh"
 fi
+
+# ---- a worker down: every call of the other worker's tenants goes on ----------------------------
+# A statement that reads a shard of another tenant (a subquery Citus plans over every shard)
+# would fail here with "connection to the remote node".
+bash -c "$(node_ctl_command worker2 stop)"
+check "with worker2 down: the one-transaction flow and its replay ($t1)" "replay 201 while down order-key-$t1-down-0001" \
+  "$(one_transaction "$t1" "key-$t1-down-0001" "while down")"
+out=$(q_script 2>&1 <<SQL
+SELECT handle, attempt FROM idem.acquire('$t1', 'key-$t1-down-0002', '{}'::jsonb) \gset
+SELECT idem.checkpoint('$t1', :'handle', :attempt, 'charge_created', '{"charge":"ch_9"}') AS checkpointed \gset
+SELECT idem.handler_key('$t1', :'handle', :attempt) AS processor_key \gset
+SELECT idem.release('$t1', :'handle', :attempt, 'processor timeout') AS released \gset
+SELECT outcome, handle AS handle2, attempt AS attempt2 FROM idem.acquire('$t1', 'key-$t1-down-0002', '{}'::jsonb) \gset
+SELECT idem.complete('$t1', :'handle2', :attempt2, 200, '{}'::jsonb, convert_to('captured', 'UTF8')) AS completed \gset
+SELECT outcome || ' ' || convert_from(response_body, 'UTF8') AS replayed FROM idem.acquire('$t1', 'key-$t1-down-0002', '{}'::jsonb) \gset
+SELECT idem.emit('$t1', 'order.created', '{"order":"down"}') AS event \gset
+SELECT idem.purge_expired('$t1', 10) AS purged \gset
+\echo :outcome / :replayed / :purged
+SELECT length(:'processor_key') > 0 AND :event > 0;
+SQL
+)
+check "... a lease: checkpoint, handler_key, release, resume, complete, replay; emit; purge_expired(tenant)" \
+  "$(printf 'resumed / replay captured / 0\nt')" "$out"
+check "... and nothing of it reached for worker2" "" "$(grep -o 'remote node[^:]*' <<<"$out")"
+without_sessions bash -c "$(node_ctl_command worker2 start)"
+check "worker2 is back" "1" "$(q worker2 "SELECT 1")"
+
+# ---- the outbox consumer while the nodes change -------------------------------------------------
+# worker2 stops between two polls and starts again (tests/citus/consumer_nodes.cpp).
+q "SELECT idem.create_topic('nodes.citus', 'orders')" >/dev/null
+q "SELECT idem.create_consumer('nodes-citus', ARRAY['nodes.citus'])" >/dev/null
+without_sessions "$ROOT/build/consumer_nodes" stopped "$(url_of)" "$t1" "$t2" \
+  "$(node_ctl_command worker2 stop)" "$(node_ctl_command worker2 start)"
+check "the consumer while a worker stops and starts (build/consumer_nodes stopped, its checks above)" "0" "$?"
+check "worker2 is running again" "1" "$(q worker2 "SELECT 1")"
+# A worker joins after the consumer connected: a database of its own, made a cluster of the
+# coordinator and worker1 alone; worker2 is added mid-test and a tenant's shards moved to it.
+nodes_db=idem_citus_nodes
+"$ROOT/scripts/citus.sh" drop-database "$nodes_db"
+for node in coordinator worker1 worker2; do
+  DB=postgres q "$node" "CREATE DATABASE $nodes_db" >/dev/null
+  DB=$nodes_db q "$node" "CREATE EXTENSION citus" >/dev/null
+done
+DB=$nodes_db q "SELECT citus_set_coordinator_host('127.0.0.1', $(port_of coordinator))" >/dev/null
+DB=$nodes_db q "SELECT citus_add_node('127.0.0.1', $(port_of worker1))" >/dev/null
+DB=$nodes_db q "CREATE EXTENSION pg_idempotency" >/dev/null
+check "a cluster of the coordinator and worker1, distributed" "36" "$(DB=$nodes_db q "SELECT count(*) FROM idem.citus_distribute()")"
+DB=$nodes_db q "SELECT idem.create_topic('nodes.citus', 'orders')" >/dev/null
+DB=$nodes_db q "SELECT idem.create_consumer('nodes-citus', ARRAY['nodes.citus'])" >/dev/null
+"$ROOT/build/consumer_nodes" added "$(DB=$nodes_db url_of)" tenant-1 "$(DB=$nodes_db url_of worker2)"
+check "the consumer when a worker joins later (build/consumer_nodes added, its checks above)" "0" "$?"
+"$ROOT/scripts/citus.sh" drop-database "$nodes_db"
 
 session_close a
 session_close b

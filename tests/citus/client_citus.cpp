@@ -16,30 +16,12 @@
 
 #include "idem/client.hpp"
 #include "idem/outbox_consumer.hpp"
+#include "tests/citus/checks.hpp"
 
 namespace {
 
-int checks = 0, fails = 0;
-void check(const std::string& name, const std::string& want, const std::string& got) {
-  ++checks;
-  if (want == got) {
-    std::cout << "ok: " << name << '\n';
-  } else {
-    ++fails;
-    std::cout << "FAILED: " << name << ": want '" << want << "', got '" << got << "'\n";
-  }
-}
-
-idem::Request request(const std::string& tenant, const std::string& key, const std::string& body) {
-  idem::Request r;
-  r.tenant = tenant;
-  r.caller = "client-citus";
-  r.method = "POST";
-  r.route = "/v1/orders";
-  r.idempotency_key = key;
-  r.body = body;
-  return r;
-}
+using citus_checks::check;
+using citus_checks::request;
 
 std::string header(const idem::Response& r, const char* name) {
   const std::string* v = r.header(name);
@@ -118,12 +100,7 @@ int main(int argc, char** argv) {
 
   // The outbox consumer: two events of one tenant and one of the other, each tenant's on its worker.
   const auto emit = [&](const std::string& t, const std::string& key, const std::string& order) {
-    client.run(request(t, key, "{}"), [&](idem::Attempt& a) {
-      a.emit("client.citus", R"({"order":")" + order + R"("})");
-      idem::Response r;
-      r.status = 201;
-      return r;
-    });
+    citus_checks::emit(client, "client.citus", t, key, R"({"order":")" + order + R"("})");
   };
   emit(tenant, "client-citus-emit-1-" + stamp, "a1");
   emit(tenant, "client-citus-emit-2-" + stamp, "a2");
@@ -168,6 +145,5 @@ int main(int argc, char** argv) {
   }
   check("without OutboxConsumerOptions::citus, the claim across tenants is refused", "ERR_TENANT_NOT_LOCAL", refused);
 
-  std::cout << "client_citus: " << checks - fails << " of " << checks << " checks passed\n";
-  return fails == 0 ? 0 : 1;
+  return citus_checks::finish("client_citus");
 }

@@ -53,6 +53,18 @@ session_open() {
   SESSION_FD[$name]=$fd
   echo 0 >"$session_dir/$name.seen"  # a file: session_run's output is read in a subshell
 }
+# node_ctl_command NODE stop|start: the command line that stops or starts one node's server as
+# the server's user (for a program to run mid-test: tests/citus/consumer_nodes.cpp).
+node_ctl_command() {
+  local data pg_bin as_user=""
+  data=$(readlink -f "$ROOT/.citus")/$1
+  pg_bin=$(readlink -f "$ROOT/build/pg-install")/usr/lib/postgresql/15/bin
+  [ "$(id -u)" -eq 0 ] && as_user="cd / && runuser -u postgres --"
+  case $2 in
+    stop) echo "$as_user $pg_bin/pg_ctl -D $data/data -m fast -w stop >/dev/null" ;;
+    start) echo "$as_user $pg_bin/pg_ctl -D $data/data -l $data/server.log -o '-p $(port_of "$1")' -w -t 60 start >/dev/null" ;;
+  esac
+}
 port_of() { "$ROOT/scripts/citus.sh" url "$1" | sed 's|.*:\([0-9]*\)/.*|\1|'; }
 session_send() { printf '%s\n' "$2" >&"${SESSION_FD[$1]}"; }
 session_run() {

@@ -26,7 +26,8 @@ BEGIN
     INTO v_ids, v_positions
     FROM (SELECT e.event_id, m.position FROM idem.outbox_commits m
            CROSS JOIN LATERAL (SELECT x.event_id FROM idem.outbox_events x
-                                WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.txn_id = m.txn_id
+                                WHERE x.tenant_id = p_tenant  -- on Citus: this shard alone (claim_tenant says why)
+                                  AND x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.txn_id = m.txn_id
                                   AND (m.position, x.event_id) > (cur.acked_position, cur.acked_event_id)
                                 ORDER BY x.event_id OFFSET 0) e
            WHERE m.tenant_id = cur.tenant_id AND m.topic = cur.topic AND m.position >= cur.acked_position

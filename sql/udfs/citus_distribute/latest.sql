@@ -97,7 +97,7 @@ BEGIN
                             p.proname NOT IN ('claim_tenant', 'nack', 'resolve_stuck', 'retry_stuck', 'purge_expired')
                FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace
-              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'emit', 'resolve_stuck', 'retry_stuck',
+              AND p.proname IN ('acquire', 'complete', 'checkpoint', 'release', 'handler_key', 'emit', 'resolve_stuck', 'retry_stuck',
                                 'purge_expired',
                                 'claim_tenant', 'ack', 'nack', 'consume_once')
               AND 'tenant' = ANY (p.proargnames)

@@ -59,7 +59,8 @@ BEGIN
     EXIT WHEN v_left <= 0;
     SELECT c.tenant_id, c.topic INTO cand FROM idem.outbox_cursors c
       LEFT JOIN LATERAL (SELECT * FROM idem.outbox_cursor_states x
-                          WHERE x.tenant_id = c.tenant_id AND x.consumer = c.consumer AND x.topic = c.topic
+                          WHERE x.tenant_id = claim_tenant.tenant
+                            AND x.tenant_id = c.tenant_id AND x.consumer = c.consumer AND x.topic = c.topic
                           ORDER BY x.version DESC LIMIT 1) s ON true
      WHERE c.tenant_id = claim_tenant.tenant AND c.consumer = claim_tenant.consumer AND c.topic = ANY (v_topics)
        AND NOT (c.topic = ANY (v_seen))
@@ -68,11 +69,15 @@ BEGIN
        -- Commits past the cursor drive (an index range from the cursor: nothing acked is read).
        -- OFFSET 0 keeps each EXISTS a correlated probe (the planner would otherwise turn it into
        -- a semi-join that reads every commit of the group), ORDER BY makes it walk the position
-       -- index from the cursor rather than the txn_id index with a filter.
+       -- index from the cursor rather than the txn_id index with a filter. On Citus each subquery
+       -- names the tenant itself: a LIMIT or OFFSET subquery that only joins on it is planned over
+       -- every shard on every node (a node down failed every tenant's claim).
        AND EXISTS (SELECT 1 FROM idem.outbox_commits m
-                    WHERE m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= coalesce(s.acked_position, 0)
+                    WHERE m.tenant_id = claim_tenant.tenant
+                      AND m.tenant_id = c.tenant_id AND m.topic = c.topic AND m.position >= coalesce(s.acked_position, 0)
                       AND EXISTS (SELECT 1 FROM idem.outbox_events e
-                                   WHERE e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
+                                   WHERE e.tenant_id = claim_tenant.tenant
+                                     AND e.tenant_id = m.tenant_id AND e.topic = m.topic AND e.txn_id = m.txn_id
                                      AND (m.position, e.event_id) > (coalesce(s.acked_position, 0), coalesce(s.acked_event_id, 0))
                                   OFFSET 0)
                     ORDER BY m.position OFFSET 0)

@@ -58,3 +58,18 @@ END $function$
 COMMENT ON FUNCTION idem.handler_key(text,bigint) IS 'The key to send the payment processor for this lease''s generation (acquire also returns it); ERR_LEASE_LOST unless handle and attempt are the live lease''s.';
 REVOKE ALL ON FUNCTION idem.handler_key(text,bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idem.handler_key(text,bigint) TO idem_service;
+
+CREATE OR REPLACE FUNCTION idem.handler_key(tenant text, handle text, attempt bigint)
+ RETURNS text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+  PERFORM idem._require_handle_tenant(tenant, handle);
+  RETURN idem.handler_key(handle, attempt);
+END $function$
+;
+COMMENT ON FUNCTION idem.handler_key(text,text,bigint) IS 'handler_key, tenant first: on Citus it runs on the tenant''s node (idem.citus_distribute); the handle must be that tenant''s.';
+REVOKE ALL ON FUNCTION idem.handler_key(text,text,bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idem.handler_key(text,text,bigint) TO idem_service;
