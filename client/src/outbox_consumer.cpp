@@ -282,6 +282,8 @@ struct OutboxConsumer::Impl {
       for (const SqlRow& row : session().exec(kBacklog, {options.consumer, topic_list})) {
         tenants.push_back(row.at(0).value_or(""));
       }
+      // A node that did not answer: its tenants wait for it, and the operator hears of it here.
+      for (const std::string& warning : session().take_warnings()) report(warning);
       const std::size_t first = next_tenant++;
       for (std::size_t i = 0; i < tenants.size() && handed_out < static_cast<std::size_t>(options.batch); ++i) {
         const std::string& tenant = tenants[(first + i) % tenants.size()];

@@ -73,6 +73,24 @@ class Receiver final : public pqxx::notification_receiver {
   bool& flag_;
 };
 
+// Keeps the server's WARNINGs (libpqxx drops notices no handler takes), at most 16 between looks.
+class WarningKeeper final : public pqxx::errorhandler {
+ public:
+  WarningKeeper(pqxx::connection_base& c, std::vector<std::string>& kept) : pqxx::errorhandler(c), kept_(kept) {}
+  bool operator()(const char message[]) noexcept override {
+    try {
+      std::string m(message);
+      while (!m.empty() && m.back() == '\n') m.pop_back();
+      if (m.rfind("WARNING:", 0) == 0 && kept_.size() < 16) kept_.push_back(std::move(m));
+    } catch (...) {  // out of memory: the warning is lost, the statement is not
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::string>& kept_;
+};
+
 ConnectionLost connection_lost(const std::string& what) {
   return ConnectionLost("ERR_CLIENT_CONNECTION_LOST", "08006",
                         "connection lost before COMMIT, nothing was committed: " + what);
@@ -81,9 +99,11 @@ ConnectionLost connection_lost(const std::string& what) {
 }  // namespace
 
 struct Session::Impl {
-  Impl(const std::string& uri, Counters* c) : conn(uri), counters(c ? *c : own_counters) {}
+  Impl(const std::string& uri, Counters* c) : conn(uri), warning_keeper(conn, warnings), counters(c ? *c : own_counters) {}
   Counters own_counters;  // when the caller keeps none
   pqxx::connection conn;
+  std::vector<std::string> warnings;
+  WarningKeeper warning_keeper;  // destroyed before conn
   std::vector<std::unique_ptr<Receiver>> receivers;  // destroyed before conn
   std::unique_ptr<pqxx::nontransaction> tx;  // destroyed before conn; null only when broken
   std::unique_ptr<pqxx::pipeline> in_flight;  // a COMMIT sent without waiting; before tx
@@ -315,6 +335,8 @@ bool Session::wait_for_notification(std::chrono::milliseconds timeout) {
   }
   return std::exchange(impl_->notified, false);
 }
+
+std::vector<std::string> Session::take_warnings() { return std::exchange(impl_->warnings, {}); }
 
 int Session::backend_pid() const { return impl_->conn.backendpid(); }
 

@@ -77,6 +77,10 @@ class Session {
   // statement ran (libpq keeps it until then). A broken connection throws ConnectionLost.
   bool wait_for_notification(std::chrono::milliseconds timeout);
 
+  // The server's WARNINGs since the last call (16 at most), e.g. idem.outbox_backlog naming a
+  // Citus node it could not reach.
+  std::vector<std::string> take_warnings();
+
   // The server's backend pid (tests terminate it to break the connection).
   int backend_pid() const;
 

@@ -71,7 +71,10 @@ int stopped(const std::string& url, const std::string& staying, const std::strin
   run.emit(staying);
   run.emit(stopping);
   check("the worker stops", "0", std::to_string(std::system(stop_cmd.c_str())));
+  const std::uint64_t errors_before = run.consumer.stats().errors;
   check("a poll with a worker down hands out the other worker's tenant's event", "1", run.poll());
+  check("... and reports the node that did not answer (one error counted)", "1",
+        std::to_string(run.consumer.stats().errors - errors_before));
   std::string refused;
   try {
     run.emit(stopping);
