@@ -366,6 +366,38 @@ TEST(ClientRun, ServerErrorInTheHandlerIsItsExceptionClassAndRollsBack) {
   EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys"), 0);
 }
 
+// A class 08 error the server itself sends over a connection that is fine (Citus's coordinator
+// so reports a worker it cannot reach) fails the statement: DatabaseError SQLSTATE_08006, not a
+// lost connection. Nothing is committed and the pooled connection is kept for the next request.
+TEST(ClientRun, ServerSentConnectionErrorFailsTheStatementAndKeepsTheConnection) {
+  ClientDatabase db;
+  ClientOptions options;
+  options.pool_size = 1;
+  Client client(db.url(), options);
+  const auto handler = [&](Attempt& a) -> Response {
+    a.exec("INSERT INTO orders VALUES ('ord_1', 1)");
+    a.exec("DO $$BEGIN RAISE EXCEPTION USING ERRCODE = '08006', MESSAGE = 'connection to the remote node w2:5432 failed'; END$$");
+    return created_response("ord_1");
+  };
+  try {
+    client.run(order_request(kKey), handler);
+    FAIL() << "no exception";
+  } catch (const ConnectionLost& e) {
+    FAIL() << "taken for a lost connection: " << e.what();
+  } catch (const DatabaseError& e) {
+    EXPECT_EQ(e.name(), "SQLSTATE_08006");
+    EXPECT_EQ(e.sqlstate(), "08006");
+    EXPECT_EQ(e.detail(), "connection to the remote node w2:5432 failed");
+  }
+  EXPECT_EQ(db.count("SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(db.count("SELECT count(*) FROM idem.keys"), 0);
+  std::atomic<int> runs{0};
+  EXPECT_EQ(client.run(order_request(kKey), order_handler(runs, "ord_1")).status, 201);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(client.stats().connections_opened, 1u);
+  EXPECT_EQ(client.stats().connections_discarded, 0u);
+}
+
 TEST(ClientRun, CompleteAfterTheLeaseWasGivenUpThrowsLeaseLost) {
   ClientDatabase db;
   Client client(db.url());
