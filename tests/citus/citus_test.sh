@@ -436,6 +436,8 @@ fi
 # ---- a worker down: every call of the other worker's tenants goes on ----------------------------
 # A statement that reads a shard of another tenant (a subquery Citus plans over every shard)
 # would fail here with "connection to the remote node".
+# A consumer for the backlog probe below (consumers are a reference table: worker2 must be up).
+q "SELECT idem.create_consumer('probe-citus', ARRAY['order.created'])" >/dev/null
 bash -c "$(node_ctl_command worker2 stop)"
 check "with worker2 down: the one-transaction flow and its replay ($t1)" "replay 201 while down order-key-$t1-down-0001" \
   "$(one_transaction "$t1" "key-$t1-down-0001" "while down")"
@@ -456,6 +458,16 @@ SQL
 check "... a lease: checkpoint, handler_key, release, resume, complete, replay; emit; purge_expired(tenant)" \
   "$(printf 'resumed / replay captured / 0\nt')" "$out"
 check "... and nothing of it reached for worker2" "" "$(grep -o 'remote node[^:]*' <<<"$out")"
+# The backlog's fallback (a node down) under a session's own DateStyle and TimeZone: a group
+# nacked for an hour must stay out (the nodes once read "now" as this session's text, 3.5 h on).
+read -r ev tok <<<"$(q "SELECT event_id || ' ' || token FROM idem.claim_tenant('probe-citus', '$t1', batch => 1000) LIMIT 1")"
+check "... a claim and a nack of $t1's group" "retry" \
+  "$(q "SELECT idem.nack('probe-citus', '$t1', $ev, '$tok', 'retry later', interval '1 hour')")"
+backlog_in() { q "$1 SELECT coalesce(string_agg(tenant_id, ',' ORDER BY tenant_id), '') FROM idem.outbox_backlog('probe-citus')" | grep -v '^WARNING\|^DETAIL'; }
+default=$(backlog_in "")
+check "... the backlog with worker2 down is the same in any DateStyle and TimeZone" "$default|$default" \
+  "$(backlog_in "SET DateStyle = 'Postgres, MDY'; SET TimeZone = 'Asia/Kolkata';")|$(backlog_in "SET DateStyle = 'SQL, DMY';")"
+check "... and leaves out the group nacked for an hour" "0" "$(tr ',' '\n' <<<"$default" | grep -cx -- "$t1")"
 without_sessions bash -c "$(node_ctl_command worker2 start)"
 check "worker2 is back" "1" "$(q worker2 "SELECT 1")"
 

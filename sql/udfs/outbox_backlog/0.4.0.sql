@@ -11,6 +11,7 @@ DECLARE
                                                  'idem.outbox_events', 'idem.outbox_dead_letters']);
   v_found text[][];
   v_node record;
+  v_timeout text;
 BEGIN
   SELECT b.topics INTO v_topics FROM idem._outbox_claim_begin(consumer, topics, 1, interval '1 second') b;
   -- Read without a lock, every tenant at once (on Citus, every node): what a claim would pick now.
@@ -22,15 +23,22 @@ BEGIN
   -- On Citus one node that cannot be reached fails the query over every shard; the groups of the
   -- nodes that can must not wait for it (their consumers would stall with it), so each node is
   -- then asked for its own shards, and the one that does not answer is named in a warning.
+  -- A node that accepts connections but does not answer would hold every poll for Citus's
+  -- connection timeout (30 s by default), twice over: at most 5 s each here.
+  v_timeout := current_setting('citus.node_connection_timeout');
+  PERFORM set_config('citus.node_connection_timeout', least(s.setting::int, 5000)::text, true)
+     FROM pg_settings s WHERE s.name = 'citus.node_connection_timeout';
   BEGIN
     EXECUTE 'SELECT array_agg(ARRAY[b.tenant_id, b.topic]) FROM (' || v_sql || ') b'
        INTO v_found USING outbox_backlog.consumer, v_topics, v_now;
   EXCEPTION WHEN connection_exception THEN
     v_found := NULL;
+    -- now as epoch seconds: a timestamp's text follows this session's DateStyle and TimeZone,
+    -- which each node's own session would read otherwise.
     FOR v_node IN
       SELECT r.nodeid, r.success, r.result
-        FROM run_command_on_all_nodes(format('SELECT array_agg(ARRAY[b.tenant_id, b.topic]) FROM idem._outbox_backlog_here(%L, %L, %L) b',
-                                             outbox_backlog.consumer, v_topics, v_now)) r
+        FROM run_command_on_all_nodes(format('SELECT array_agg(ARRAY[b.tenant_id, b.topic]) FROM idem._outbox_backlog_here(%L, %L, to_timestamp(%s)) b',
+                                             outbox_backlog.consumer, v_topics, extract(epoch FROM v_now))) r
     LOOP
       IF NOT v_node.success THEN
         RAISE WARNING 'idem.outbox_backlog: node % (%) did not answer: its tenants'' events wait for it',
@@ -41,6 +49,7 @@ BEGIN
       END IF;
     END LOOP;
   END;
+  PERFORM set_config('citus.node_connection_timeout', v_timeout, true);
   RETURN QUERY SELECT DISTINCT v_found[i][1], v_found[i][2]
                  FROM generate_subscripts(v_found, 1) i ORDER BY 1, 2;
 END $function$
