@@ -7,6 +7,9 @@ AS $function$
 DECLARE
   v_min text;
 BEGIN
+  IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    PERFORM idem._raise('ERR_CITUS_MISSING', 'Citus is not installed in this database', 'Only Citus mode calls this (docs/citus.md).');
+  END IF;
   -- On Citus: outbox_backlog's query over the shards placed on this node alone, which each node
   -- answers for itself when outbox_backlog cannot reach them all through the coordinator.
   -- Colocated shards cover one hash range, so each table's shard is found by the range's start.
