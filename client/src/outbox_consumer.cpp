@@ -229,8 +229,11 @@ struct OutboxConsumer::Impl {
   const EventCalls& calls() const { return options.citus ? kTenantCalls : kPlainCalls; }
   // A failure the worker goes on after: logged to stderr and counted.
   void report(const std::string& what) {
-    std::fprintf(stderr, "idem::OutboxConsumer %s: %s\n", options.consumer.c_str(), what.c_str());
+    log(what);
     count(&OutboxConsumerStats::errors);
+  }
+  void log(const std::string& what) const {
+    std::fprintf(stderr, "idem::OutboxConsumer %s: %s\n", options.consumer.c_str(), what.c_str());
   }
   // On Citus, one tenant's failure (its worker down) must not cost the others their claims: were
   // they dropped, their visibility would run out and count against events never tried. A lost
@@ -282,8 +285,15 @@ struct OutboxConsumer::Impl {
       for (const SqlRow& row : session().exec(kBacklog, {options.consumer, topic_list})) {
         tenants.push_back(row.at(0).value_or(""));
       }
-      // A node that did not answer: its tenants wait for it, and the operator hears of it here.
-      for (const std::string& warning : session().take_warnings()) report(warning);
+      // A node that did not answer: its tenants wait for it, and the operator hears of it here
+      // (counted as an error); another warning (Citus's own) is logged only.
+      for (const std::string& warning : session().take_warnings()) {
+        if (warning.find("idem.outbox_backlog:") != std::string::npos) {
+          report(warning);
+        } else {
+          log(warning);
+        }
+      }
       const std::size_t first = next_tenant++;
       for (std::size_t i = 0; i < tenants.size() && handed_out < static_cast<std::size_t>(options.batch); ++i) {
         const std::string& tenant = tenants[(first + i) % tenants.size()];

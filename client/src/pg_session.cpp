@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <pqxx/pqxx>
 
 namespace idem::pg {
@@ -81,6 +82,8 @@ class WarningKeeper final : public pqxx::errorhandler {
     try {
       std::string m(message);
       while (!m.empty() && m.back() == '\n') m.pop_back();
+      // One line in a log: "WARNING: ... DETAIL: ..." as the server sent it, newlines made spaces.
+      std::replace(m.begin(), m.end(), '\n', ' ');
       if (m.rfind("WARNING:", 0) == 0 && kept_.size() < 16) kept_.push_back(std::move(m));
     } catch (...) {  // out of memory: the warning is lost, the statement is not
     }
@@ -357,12 +360,17 @@ std::string with_host(const std::string& uri, const std::string& host, int port)
     return out + "'";
   };
   std::string out = "host=" + quoted(host) + " port=" + std::to_string(port);
+  bool timeout_given = std::getenv("PGCONNECT_TIMEOUT") != nullptr;
   for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
     const std::string keyword = o->keyword;
     if (o->val == nullptr || keyword == "host" || keyword == "hostaddr" || keyword == "port") continue;
+    if (keyword == "connect_timeout") timeout_given = true;
     out += ' ' + keyword + '=' + quoted(o->val);
   }
   PQconninfoFree(options);
+  // A node whose server accepts connections but does not answer (stopped, overloaded) would hold
+  // the caller for ever: libpq waits without a limit unless told one.
+  if (!timeout_given) out += " connect_timeout=" + std::to_string(kNodeConnectTimeoutSeconds);
   return out;
 }
 
