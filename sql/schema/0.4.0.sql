@@ -50,42 +50,22 @@ CREATE TRIGGER machine_transitions_guard BEFORE INSERT OR UPDATE OF guard ON ide
   FOR EACH ROW EXECUTE FUNCTION idem._check_guard();
 COMMENT ON COLUMN idem.machine_transitions.guard IS 'The guard function''s schema-qualified signature, e.g. idem.guard_stock_available(jsonb) (a regprocedure before 0.4.0), resolved on each node; NULL when the transition is unguarded.';
 
--- outbox_lag per group first, then per consumer and topic: a form Citus plans (its subscriptions are a
--- reference table, which Citus cannot put on the outer side of a join with the groups).
+-- outbox_lag reads idem.outbox_lag_counts(): one query (idem._outbox_lag_query) on one node and
+-- on Citus, where a node that does not answer is left out and counted, not a failure of the view.
+-- A column is added at the end (nodes_not_counted) and none dropped: CREATE OR REPLACE keeps the
+-- grants of base/views.sql.
 CREATE OR REPLACE VIEW idem.outbox_lag WITH (security_barrier = true) AS
-SELECT s.consumer, s.topic,
-       coalesce(b.backlog, 0)::bigint AS backlog,
-       b.oldest_unacked_committed_at,
-       clock_timestamp() - b.oldest_unacked_committed_at AS oldest_unacked_age,
-       coalesce(b.claimed_groups, 0)::bigint AS claimed_groups,
-       coalesce(b.retrying_groups, 0)::bigint AS retrying_groups,
-       coalesce(d.dead_letters, 0)::bigint AS dead_letters
-  FROM idem.outbox_subscriptions s
-  -- Per group first, then per consumer and topic: on Citus the groups are on the workers and
-  -- the subscriptions a reference table, so the aggregate is computed where the groups are.
-  LEFT JOIN (
-    SELECT sub.consumer, sub.topic, sum(n.backlog) AS backlog, min(n.oldest_committed_at) AS oldest_unacked_committed_at,
-           count(*) FILTER (WHERE c.claim_until > clock_timestamp()) AS claimed_groups,
-           count(*) FILTER (WHERE c.head_attempts > 0) AS retrying_groups
-      FROM idem.outbox_groups g
-      JOIN idem.outbox_subscriptions sub ON sub.topic = g.topic
-      LEFT JOIN LATERAL (SELECT * FROM idem.outbox_cursor_states x
-                          WHERE x.tenant_id = g.tenant_id AND x.consumer = sub.consumer AND x.topic = g.topic
-                          ORDER BY x.version DESC LIMIT 1) c ON true
-      LEFT JOIN LATERAL (
-        SELECT count(*) AS backlog, min(m.committed_at) AS oldest_committed_at
-          FROM (SELECT * FROM idem.outbox_commits y
-                 WHERE y.tenant_id = g.tenant_id AND y.topic = g.topic AND y.position >= coalesce(c.acked_position, 0)
-                 ORDER BY y.position OFFSET 0) m  -- the position index from the cursor, not all commits
-         CROSS JOIN LATERAL (SELECT x.event_id FROM idem.outbox_events x
-                              WHERE x.tenant_id = m.tenant_id AND x.topic = m.topic AND x.txn_id = m.txn_id
-                                AND (m.position, x.event_id) > (coalesce(c.acked_position, 0), coalesce(c.acked_event_id, 0))
-                              OFFSET 0) e) n ON true
-     GROUP BY sub.consumer, sub.topic) b ON b.consumer = s.consumer AND b.topic = s.topic
-  LEFT JOIN (SELECT x.consumer, x.topic, count(*) AS dead_letters FROM idem.outbox_dead_letters x
-              WHERE x.resolved_at IS NULL GROUP BY x.consumer, x.topic) d ON d.consumer = s.consumer AND d.topic = s.topic;
+SELECT l.consumer COLLATE pg_catalog."C" AS consumer, l.topic COLLATE pg_catalog."C" AS topic,
+       coalesce(l.backlog, 0)::bigint AS backlog,
+       l.oldest_unacked_committed_at,
+       clock_timestamp() - l.oldest_unacked_committed_at AS oldest_unacked_age,
+       coalesce(l.claimed_groups, 0)::bigint AS claimed_groups,
+       coalesce(l.retrying_groups, 0)::bigint AS retrying_groups,
+       coalesce(l.dead_letters, 0)::bigint AS dead_letters,
+       l.nodes_not_counted
+  FROM idem.outbox_lag_counts() l;
 COMMENT ON VIEW idem.outbox_lag IS
-  'Per consumer and topic: committed events not yet acked (backlog), the oldest one''s commit time and age, groups claimed or retrying now, open dead letters.';
+  'Per consumer and topic: committed events not yet acked (backlog), the oldest one''s commit time and age, groups claimed or retrying now, open dead letters; on Citus the nodes that did not answer (their groups not counted, 0 when all did).';
 
 -- A trail no one can quietly edit (docs/runbook.md, "Has anyone edited the audit trail?"):
 -- idem.seal_audit() appends a seal over the audit rows written since the previous one, the

@@ -438,7 +438,16 @@ fi
 # would fail here with "connection to the remote node".
 # A consumer for the backlog probe below (consumers are a reference table: worker2 must be up).
 q "SELECT idem.create_consumer('probe-citus', ARRAY['order.created'])" >/dev/null
+# Its lag as each worker counts its own shards, and through the coordinator.
+lag_of() { q "$@" | tr -d ' '; }
+lag_w1=$(lag_of worker1 "SELECT sum(backlog) FROM idem._outbox_lag_here() WHERE consumer = 'probe-citus'")
+lag_w2=$(lag_of worker2 "SELECT sum(backlog) FROM idem._outbox_lag_here() WHERE consumer = 'probe-citus'")
+check "outbox_lag through the coordinator is what the workers count on their own shards, each some" \
+  "$((lag_w1 + lag_w2))|0 yes" "$(q "SELECT backlog || '|' || nodes_not_counted FROM idem.outbox_lag WHERE consumer = 'probe-citus'") $([ "$lag_w1" -gt 0 ] && [ "$lag_w2" -gt 0 ] && echo yes)"
 bash -c "$(node_ctl_command worker2 stop)"
+check "with worker2 down outbox_lag counts worker1's groups, and one node not counted" "$lag_w1|1" \
+  "$(q "SELECT backlog || '|' || nodes_not_counted FROM idem.outbox_lag WHERE consumer = 'probe-citus'" | grep -v '^WARNING\|^DETAIL')"
+check_has "... naming the node in a warning" "idem.outbox_lag: node" "$(q "SELECT count(*) FROM idem.outbox_lag")"
 check "with worker2 down: the one-transaction flow and its replay ($t1)" "replay 201 while down order-key-$t1-down-0001" \
   "$(one_transaction "$t1" "key-$t1-down-0001" "while down")"
 out=$(q_script 2>&1 <<SQL
@@ -479,6 +488,14 @@ without_sessions "$ROOT/build/consumer_nodes" stopped "$(url_of)" "$t1" "$t2" \
   "$(node_ctl_command worker2 stop)" "$(node_ctl_command worker2 start)"
 check "the consumer while a worker stops and starts (build/consumer_nodes stopped, its checks above)" "0" "$?"
 check "worker2 is running again" "1" "$(q worker2 "SELECT 1")"
+# worker2's postmaster held (accepts, never answers) while a consumer starts; the program has two
+# minutes to end (a listener connect without a timeout waited for ever), and worker2 goes on after.
+without_sessions timeout 120 "$ROOT/build/consumer_nodes" hung "$(url_of)" "$t1" "$t2" \
+  "$(node_ctl_command worker2 hang)" "$(node_ctl_command worker2 resume)"
+rc=$?
+bash -c "$(node_ctl_command worker2 resume)"
+check "the consumer while a worker hangs (build/consumer_nodes hung, its checks above)" "0" "$rc"
+check "worker2 answers again" "1" "$(q worker2 "SELECT 1")"
 # A worker joins after the consumer connected: a database of its own, made a cluster of the
 # coordinator and worker1 alone; worker2 is added mid-test and a tenant's shards moved to it.
 nodes_db=idem_citus_nodes

@@ -1,14 +1,20 @@
 // idem::OutboxConsumer (OutboxConsumerOptions::citus) while the cluster's nodes change under it;
-// tests/citus/citus_test.sh runs both modes.
+// tests/citus/citus_test.sh runs each mode.
 //   consumer_nodes stopped URL STAYING_TENANT STOPPED_TENANT STOP_CMD START_CMD
 //     A worker stops between polls: the other worker's tenant is still handed out (one node that
 //     cannot be reached must not stall every tenant), and once the worker is back its tenant's
 //     events follow, each applied once.
+//   consumer_nodes hung URL STAYING_TENANT HUNG_TENANT HANG_CMD RESUME_CMD
+//     A worker's postmaster is held (it accepts connections and never answers) and a consumer
+//     starts meanwhile: its first poll must come back (a listener connect without a timeout
+//     waited for ever) with the other worker's tenant's event, and once the worker goes on, its
+//     tenant's events follow, each applied once.
 //   consumer_nodes added URL TENANT NEW_NODE_URL
 //     A worker joins after the consumer connected and the tenant's shards move to it: its
 //     commits notify there, and the consumer's wait hears them.
 // Both want the topic nodes.citus and its consumer nodes-citus in the database of URL.
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
@@ -94,6 +100,31 @@ int stopped(const std::string& url, const std::string& staying, const std::strin
   return citus_checks::finish("consumer_nodes stopped");
 }
 
+int hung(const std::string& url, const std::string& staying, const std::string& held, const std::string& hang_cmd,
+         const std::string& resume_cmd) {
+  {
+    Run before(url);
+    before.emit(staying);
+    before.emit(held);
+  }
+  check("the worker's postmaster is held", "0", std::to_string(std::system(hang_cmd.c_str())));
+  Run run(url);  // a consumer that starts while the worker does not answer
+  const auto began = std::chrono::steady_clock::now();
+  const std::string first = run.poll();
+  const auto took = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - began);
+  std::printf("consumer_nodes hung: the first poll took %lld s\n", static_cast<long long>(took.count()));
+  check("a consumer started while a worker hangs: its first poll hands out the other worker's tenant's event", "1", first);
+  check("... and reports the listener and the backlog of the node that did not answer (two errors)", "2",
+        std::to_string(run.consumer.stats().errors));
+  check("the worker goes on", "0", std::to_string(std::system(resume_cmd.c_str())));
+  check("once it answers, its tenant's event is handed out", "1", run.poll());
+  check("each event applied once", "1 1 0",
+        std::to_string(run.applied[staying]) + " " + std::to_string(run.applied[held]) + " " +
+            std::to_string(run.consumer.stats().skipped_redeliveries));
+  check("nothing is left", "0", run.poll());
+  return citus_checks::finish("consumer_nodes hung");
+}
+
 int added(const std::string& url, const std::string& tenant, const std::string& new_node_url) {
   Run run(url);
   run.emit(tenant);
@@ -144,12 +175,14 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
     if (mode == "stopped" && argc == 7) return stopped(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    if (mode == "hung" && argc == 7) return hung(argv[2], argv[3], argv[4], argv[5], argv[6]);
     if (mode == "added" && argc == 5) return added(argv[2], argv[3], argv[4]);
   } catch (const std::exception& e) {
     check("consumer_nodes " + mode + " runs to its end", "", e.what());
     return citus_checks::finish(("consumer_nodes " + mode).c_str());
   }
   std::cerr << "usage: " << argv[0] << " stopped URL STAYING_TENANT STOPPED_TENANT STOP_CMD START_CMD\n"
+            << "       " << argv[0] << " hung URL STAYING_TENANT HUNG_TENANT HANG_CMD RESUME_CMD\n"
             << "       " << argv[0] << " added URL TENANT NEW_NODE_URL\n";
   return 2;
 }

@@ -53,8 +53,9 @@ session_open() {
   SESSION_FD[$name]=$fd
   echo 0 >"$session_dir/$name.seen"  # a file: session_run's output is read in a subshell
 }
-# node_ctl_command NODE stop|start: the command line that stops or starts one node's server as
-# the server's user (for a program to run mid-test: tests/citus/consumer_nodes.cpp).
+# node_ctl_command NODE stop|start|hang|resume: the command line that stops or starts one node's
+# server as the server's user, or holds its postmaster and lets it go again (for a program to run
+# mid-test: tests/citus/consumer_nodes.cpp).
 node_ctl_command() {
   local data pg_bin as_user=""
   data=$(readlink -f "$ROOT/.citus")/$1
@@ -63,6 +64,9 @@ node_ctl_command() {
   case $2 in
     stop) echo "$as_user $pg_bin/pg_ctl -D $data/data -m fast -w stop >/dev/null" ;;
     start) echo "$as_user $pg_bin/pg_ctl -D $data/data -l $data/server.log -o '-p $(port_of "$1")' -w -t 60 start >/dev/null" ;;
+    # The postmaster held (SIGSTOP): connections are accepted by the kernel and never answered.
+    hang) echo "kill -STOP \$(head -1 $data/data/postmaster.pid)" ;;
+    resume) echo "kill -CONT \$(head -1 $data/data/postmaster.pid)" ;;
   esac
 }
 port_of() { "$ROOT/scripts/citus.sh" url "$1" | sed 's|.*:\([0-9]*\)/.*|\1|'; }

@@ -3,6 +3,9 @@ CREATE OR REPLACE FUNCTION idem.outbox_backlog(consumer text, topics text[] DEFA
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
+ -- On Citus a node that accepts connections but does not answer would hold every poll for
+ -- Citus's connection timeout (30 s by default), twice over.
+ SET citus.node_connection_timeout TO '5000'
 AS $function$
 DECLARE
   v_topics text[];
@@ -11,7 +14,6 @@ DECLARE
                                                  'idem.outbox_events', 'idem.outbox_dead_letters']);
   v_found text[][];
   v_node record;
-  v_timeout text;
 BEGIN
   SELECT b.topics INTO v_topics FROM idem._outbox_claim_begin(consumer, topics, 1, interval '1 second') b;
   -- Read without a lock, every tenant at once (on Citus, every node): what a claim would pick now.
@@ -23,11 +25,6 @@ BEGIN
   -- On Citus one node that cannot be reached fails the query over every shard; the groups of the
   -- nodes that can must not wait for it (their consumers would stall with it), so each node is
   -- then asked for its own shards, and the one that does not answer is named in a warning.
-  -- A node that accepts connections but does not answer would hold every poll for Citus's
-  -- connection timeout (30 s by default), twice over: at most 5 s each here.
-  v_timeout := current_setting('citus.node_connection_timeout');
-  PERFORM set_config('citus.node_connection_timeout', least(s.setting::int, 5000)::text, true)
-     FROM pg_settings s WHERE s.name = 'citus.node_connection_timeout';
   BEGIN
     EXECUTE 'SELECT array_agg(ARRAY[b.tenant_id, b.topic]) FROM (' || v_sql || ') b'
        INTO v_found USING outbox_backlog.consumer, v_topics, v_now;
@@ -49,7 +46,6 @@ BEGIN
       END IF;
     END LOOP;
   END;
-  PERFORM set_config('citus.node_connection_timeout', v_timeout, true);
   RETURN QUERY SELECT DISTINCT v_found[i][1], v_found[i][2]
                  FROM generate_subscripts(v_found, 1) i ORDER BY 1, 2;
 END $function$
