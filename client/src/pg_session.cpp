@@ -360,7 +360,8 @@ std::string with_host(const std::string& uri, const std::string& host, int port)
     return out + "'";
   };
   std::string out = "host=" + quoted(host) + " port=" + std::to_string(port);
-  bool timeout_given = std::getenv("PGCONNECT_TIMEOUT") != nullptr;
+  const char* env_timeout = std::getenv("PGCONNECT_TIMEOUT");
+  bool timeout_given = env_timeout != nullptr && *env_timeout != '\0';
   for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
     const std::string keyword = o->keyword;
     if (o->val == nullptr || keyword == "host" || keyword == "hostaddr" || keyword == "port") continue;

@@ -92,7 +92,7 @@ class Session {
 
 // The connection string `uri` (a URI or key=value pairs) with its host and port replaced and every
 // other setting kept: a Citus worker, reached as its coordinator is; connect_timeout is
-// kNodeConnectTimeoutSeconds unless `uri` or PGCONNECT_TIMEOUT sets one. DatabaseError for a
+// kNodeConnectTimeoutSeconds unless `uri` or PGCONNECT_TIMEOUT (not empty) sets one. DatabaseError for a
 // string libpq cannot read.
 constexpr int kNodeConnectTimeoutSeconds = 5;
 std::string with_host(const std::string& uri, const std::string& host, int port);

@@ -1,6 +1,6 @@
 -- 0.4.0's Citus functions on a server without Citus: citus_distribute, citus_prepare_node,
--- citus_check_table and the per-node backlog and lag (_outbox_backlog_here, _outbox_lag_here)
--- refuse with ERR_CITUS_MISSING and change nothing. The tenant-first forms of complete,
+-- citus_check_table and the per-node backlog and lag (_outbox_backlog_here, _outbox_lag_here,
+-- _citus_ask_each_node) refuse with ERR_CITUS_MISSING and change nothing. The tenant-first forms of complete,
 -- checkpoint, release, handler_key, resolve_stuck and retry_stuck (which Citus runs on the
 -- tenant's node) work on one node too, and refuse a handle of another tenant, or a NULL tenant,
 -- with ERR_ARGUMENT_INVALID.
@@ -10,6 +10,7 @@ SELECT expect_error($$SELECT idem.citus_prepare_node()$$) AS prepare_node;
 SELECT expect_error($$SELECT * FROM idem.citus_check_table('idem.keys')$$) AS check_table;
 SELECT expect_error($$SELECT * FROM idem._outbox_backlog_here('c', '{t}', now())$$) AS backlog_here;
 SELECT expect_error($$SELECT * FROM idem._outbox_lag_here()$$) AS lag_here;
+SELECT expect_error($$SELECT * FROM idem._citus_ask_each_node('SELECT 1', 'x', 'y')$$) AS ask_each_node;
 SELECT count(*) AS foreign_keys_kept FROM pg_constraint
  WHERE connamespace = 'idem'::regnamespace AND contype = 'f';
 SELECT last_value AS audit_sequence_untouched FROM idem.mutations_mutation_id_seq WHERE last_value >= 1 << 48;

@@ -479,6 +479,26 @@ check "... the backlog with worker2 down is the same in any DateStyle and TimeZo
 check "... and leaves out the group nacked for an hour" "0" "$(tr ',' '\n' <<<"$default" | grep -cx -- "$t1")"
 without_sessions bash -c "$(node_ctl_command worker2 start)"
 check "worker2 is back" "1" "$(q worker2 "SELECT 1")"
+# Inside one transaction block, worker2 stopping and starting between the reads: the per-node
+# reads go over connections of their own (a query over every shard failed at the savepoint of
+# the block it ran in, and the transaction at COMMIT: "failure on connection marked as essential").
+up=$(q "SELECT count(*) FROM idem.outbox_backlog('probe-citus')")
+down=$(tr ',' '\n' <<<"$default" | grep -c .)
+out=$(q_script 2>&1 <<SQL
+BEGIN;
+SELECT 'up ' || count(*) FROM idem.outbox_backlog('probe-citus');
+\! bash -c "$(node_ctl_command worker2 stop)"
+SELECT 'down ' || nodes_not_counted FROM idem.outbox_lag WHERE consumer = 'probe-citus';
+SELECT 'down ' || count(*) FROM idem.outbox_backlog('probe-citus');
+\! bash -c "$(node_ctl_command worker2 start)"
+SELECT 'back ' || nodes_not_counted FROM idem.outbox_lag WHERE consumer = 'probe-citus';
+COMMIT;
+SELECT 'committed';
+SQL
+)
+check "in one transaction block: backlog and lag read while worker2 stops and starts, then COMMIT" \
+  "up $up|down 1|down $down|back 0|committed|" "$(grep -v '^WARNING\|^DETAIL' <<<"$out" | tr '\n' '|')"
+check "worker2 is back again" "1" "$(q worker2 "SELECT 1")"
 
 # ---- the outbox consumer while the nodes change -------------------------------------------------
 # worker2 stops between two polls and starts again (tests/citus/consumer_nodes.cpp).

@@ -42,6 +42,11 @@ TEST_F(WithHost, LeavesTheTimeoutToPgconnectTimeoutWhenSet) {
   EXPECT_EQ(with_host("dbname=shop", "w1", 6001), "host='w1' port=6001 dbname='shop'");
 }
 
+TEST_F(WithHost, AnEmptyPgconnectTimeoutIsNoTimeout) {
+  setenv("PGCONNECT_TIMEOUT", "", 1);
+  EXPECT_EQ(with_host("dbname=shop", "w1", 6001), "host='w1' port=6001 dbname='shop' connect_timeout=5");
+}
+
 TEST_F(WithHost, QuotesValuesAndRefusesAStringLibpqCannotRead) {
   EXPECT_EQ(with_host("dbname='it\\'s' password='a\\\\b'", "w1", 1),
             "host='w1' port=1 password='a\\\\b' dbname='it\\'s' connect_timeout=5");

@@ -4,44 +4,24 @@ CREATE OR REPLACE FUNCTION idem.outbox_lag_counts()
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
- -- On Citus a node that accepts connections but does not answer would hold the view for Citus's
- -- connection timeout (30 s by default), twice over.
- SET citus.node_connection_timeout TO '5000'
 AS $function$
 DECLARE
-  v_tables text[] := ARRAY['idem.outbox_subscriptions', 'idem.outbox_groups', 'idem.outbox_cursor_states',
-                           'idem.outbox_commits', 'idem.outbox_events', 'idem.outbox_dead_letters'];
   v_rows jsonb := '[]';
   v_missing integer := 0;
-  v_node record;
 BEGIN
-  -- What idem.outbox_lag shows. On Citus one node that cannot be reached fails the query over
-  -- every shard, and an operator reads the lag exactly then: each node is asked for its own
-  -- shards instead, the counts are added up, and the nodes that did not answer are counted
-  -- (and named in a warning).
+  -- What idem.outbox_lag shows. On one node, one query. On Citus each node counts its own shards
+  -- (idem._citus_ask_each_node) and the counts are added up: a node down, when an operator reads
+  -- the lag, leaves its groups out, counted in nodes_not_counted, rather than failing the view.
+  -- So inside a transaction block the block's own uncommitted events are not counted.
   IF NOT idem._citus_mode() THEN
-    RETURN QUERY EXECUTE 'SELECT l.*, 0 FROM (' || idem._outbox_lag_query(v_tables) || ') l';
+    RETURN QUERY EXECUTE 'SELECT l.*, 0 FROM (' || idem._outbox_lag_query(ARRAY['idem.outbox_subscriptions', 'idem.outbox_groups',
+      'idem.outbox_cursor_states', 'idem.outbox_commits', 'idem.outbox_events', 'idem.outbox_dead_letters']) || ') l';
     RETURN;
   END IF;
-  BEGIN
-    -- Into a variable: rows already returned would stay returned were the query to fail midway.
-    EXECUTE 'SELECT coalesce(jsonb_agg(l), ''[]'') FROM (' || idem._outbox_lag_query(v_tables) || ') l' INTO v_rows;
-  EXCEPTION WHEN connection_exception THEN
-    v_rows := '[]';
-    FOR v_node IN
-      SELECT r.nodeid, r.success, r.result
-        FROM run_command_on_all_nodes('SELECT json_agg(l) FROM idem._outbox_lag_here() l') r
-    LOOP
-      IF NOT v_node.success THEN
-        v_missing := v_missing + 1;
-        RAISE WARNING 'idem.outbox_lag: node % (%) did not answer: its groups are not counted',
-          v_node.nodeid, (SELECT n.nodename || ':' || n.nodeport FROM pg_dist_node n WHERE n.nodeid = v_node.nodeid)
-          USING DETAIL = v_node.result;
-      ELSIF v_node.result IS NOT NULL AND v_node.result <> '' THEN
-        v_rows := v_rows || v_node.result::jsonb;
-      END IF;
-    END LOOP;
-  END;
+  SELECT coalesce(jsonb_agg(r.row_) FILTER (WHERE r.row_ IS NOT NULL), '[]'), count(*) FILTER (WHERE NOT a.answered)
+    INTO v_rows, v_missing
+    FROM idem._citus_ask_each_node('SELECT json_agg(l) FROM idem._outbox_lag_here() l', 'idem.outbox_lag', 'its groups are not counted') a
+    LEFT JOIN LATERAL jsonb_array_elements(a.result::jsonb) r(row_) ON true;
   RETURN QUERY
     SELECT x.consumer, x.topic, sum(x.backlog)::bigint, min(x.oldest_unacked_committed_at),
            sum(x.claimed_groups)::bigint, sum(x.retrying_groups)::bigint, sum(x.dead_letters)::bigint, v_missing
