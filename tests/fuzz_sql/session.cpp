@@ -209,7 +209,9 @@ void Session::account(const Call& call, const Outcome& outcome, bool read_only) 
     return;
   }
   CallFacts facts{call.fn->name, role_.superuser, may_execute(*call.fn), call.mistyped, read_only,
-                  std::any_of(call.fn->args.begin(), call.fn->args.end(), [](const Type& t) { return t.base == "regclass"; })};
+                  std::any_of(call.fn->args.begin(), call.fn->args.end(), [](const Type& t) {
+                    return t.base == "regclass" || (t.element && t.element->base == "regclass");  // regclass[] too
+                  })};
   std::string why;
   const Verdict v = judge(facts, outcome.sqlstate, outcome.message, why);
   if (v == Verdict::allowed) return;

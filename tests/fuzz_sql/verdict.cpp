@@ -34,9 +34,10 @@ bool argument_too_big(const std::string& s, const std::string& message) {
   return s == "54000" && message.rfind("array size exceeds the maximum allowed", 0) == 0;
 }
 
-// A regclass argument's name is resolved by its input function before the call: no such relation
-// (42P01) or schema (3F000), a name that is not one (42602), more than three dotted parts
-// (42601, "improper relation name"), or three naming another database (0A000).
+// A regclass argument's name (or a regclass[] element's) is resolved by its input function
+// before the call: no such relation (42P01) or schema (3F000), a name that is not one (42602),
+// more than three dotted parts (42601, "improper relation name"), or three naming another
+// database (0A000).
 bool regclass_literal_refused(const CallFacts& call, const std::string& s, const std::string& message) {
   return call.regclass_argument && (s == "42P01" || s == "3F000" || s == "42602" ||
                                     (s == "42601" && message.rfind("improper relation name", 0) == 0) ||
